@@ -1,0 +1,37 @@
+"""raterstats: statistics of human and LLM ratings.
+
+Hierarchical Bayesian annotator models, classical agreement statistics, system rankings
+with uncertainty and annotation-design comparisons, for human evaluation studies of
+generated text (clinical question answering above all).
+
+The public API is listed in ``__all__``; see the README for a tour.
+"""
+
+from raterstats._version import __version__
+from raterstats.ingest import Problem, RatingsError, read_ratings
+from raterstats.ratings import Exclusion, Ratings, RatingsSummary, concat_ratings
+from raterstats.scales import (
+    Collapse,
+    IntervalScale,
+    NominalScale,
+    OrdinalScale,
+    ScoreMap,
+    SegmentRule,
+)
+
+__all__ = [
+    "Collapse",
+    "Exclusion",
+    "IntervalScale",
+    "NominalScale",
+    "OrdinalScale",
+    "Problem",
+    "Ratings",
+    "RatingsError",
+    "RatingsSummary",
+    "ScoreMap",
+    "SegmentRule",
+    "__version__",
+    "concat_ratings",
+    "read_ratings",
+]

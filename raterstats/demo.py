@@ -1,0 +1,155 @@
+"""The demo analysis of the built-in clinical-QA study (``raterstats demo``).
+
+It reads the shipped study, and writes a report folder with every analysis the package
+offers so far: the data summary and the label distributions under the scale maps of the
+clinical-QA studies (5-point, collapsed 3-point, fine binary), each as Markdown and CSV.
+Library code does not print: progress goes through the ``progress`` callback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from raterstats import schema as S
+from raterstats._version import __version__
+from raterstats.datasets import DATASETS, load_clinical_qa
+from raterstats.ratings import Ratings, _md_table
+
+#: Fine-binary rule per dimension used by the clinical-QA studies: an answer is correct if no
+#: sentence is rated incorrect; relevant / safe (communicates risks) if at least one sentence is.
+FINE_BINARY_RULES = {
+    "correctness": "any_negative",
+    "relevance": "any_positive",
+    "safety": "any_positive",
+}
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class DemoResult:
+    """What the demo wrote: the report folder, its main file and every table file."""
+
+    out: Path
+    report: Path
+    files: list[Path] = field(default_factory=list)
+
+
+def schemes(ratings: Ratings) -> dict[str, Ratings]:
+    """The three rating schemes of the clinical-QA studies, from the raw study.
+
+    ``coarse 3-point``: whole-answer ratings collapsed to 3 points; ``fine 3-point``:
+    sentence ratings collapsed to 3 points; ``fine binary``: sentence ratings aggregated to
+    one 0/1 rating per answer by :data:`FINE_BINARY_RULES`.
+
+    Examples
+    --------
+    >>> from raterstats.simulate import clinical_qa_study
+    >>> sorted(schemes(clinical_qa_study(n_questions=4, random_seed=1).ratings))
+    ['coarse 3-point', 'fine 3-point', 'fine binary']
+    """
+    coarse = ratings.filter(design="coarse")
+    fine = ratings.filter(design="fine")
+    return {
+        "coarse 3-point": coarse.collapse("likert5_to_3"),
+        "fine 3-point": fine.collapse("likert5_to_3"),
+        "fine binary": fine.aggregate_segments(FINE_BINARY_RULES),
+    }
+
+
+def label_distribution(ratings: Ratings, scheme: str) -> pl.DataFrame:
+    """Share of each rating per rater kind and dimension (first ratings only)."""
+    by = [S.DIMENSION] + ([S.RATER_KIND] if S.RATER_KIND in ratings.data.columns else [])
+    d = ratings.data.filter(~pl.col(S.REPEAT))
+    counts = d.group_by([*by, S.RATING]).agg(pl.len().alias("n"))
+    return (
+        counts.with_columns((pl.col("n") / pl.col("n").sum().over(by)).alias("share"))
+        .with_columns(pl.lit(scheme).alias("scheme"))
+        .select("scheme", *by, S.RATING, "n", "share")
+        .sort("scheme", *by, S.RATING)
+    )
+
+
+def run_demo(out: str | Path, *, progress: Progress | None = None) -> DemoResult:
+    """Run the demo analysis of the built-in study and write the report folder.
+
+    Parameters
+    ----------
+    out : path
+        Report folder (created if needed).
+    progress : callable, optional
+        Called with a short message before each step.
+
+    Returns
+    -------
+    DemoResult
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> res = run_demo(tempfile.mkdtemp())
+    >>> res.report.name
+    'report.md'
+    """
+    say = progress or (lambda _msg: None)
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+
+    def write_csv(frame: pl.DataFrame, name: str) -> None:
+        path = folder / name
+        frame.write_csv(path)
+        files.append(path)
+
+    say("reading the built-in clinical-QA study")
+    ratings = load_clinical_qa()
+    info = DATASETS["clinical_qa_study"]
+    summary = ratings.summary()
+
+    say("summarising the data")
+    write_csv(summary.cells, "summary_cells.csv")
+    write_csv(summary.raters, "summary_raters.csv")
+    summary_json = folder / "summary.json"
+    summary_json.write_text(json.dumps(summary.to_dict(), indent=2, default=str))
+    files.append(summary_json)
+
+    say("applying the scale maps (5-point, collapsed 3-point, fine binary)")
+    dists = [label_distribution(ratings, "5-point")]
+    for name, r in schemes(ratings).items():
+        dists.append(label_distribution(r, name))
+    dist = pl.concat(dists)
+    write_csv(dist, "label_distribution.csv")
+
+    say("writing the report")
+    sections = [
+        "# raterstats demo: the built-in clinical-QA study",
+        "",
+        f"raterstats {__version__}. Data: {info.description}",
+        f"Source: `{info.source}`; file `{info.file}` shipped with the package.",
+        "",
+        summary.to_markdown()
+        .replace("# Data summary", "## Data summary", 1)
+        .replace("\n## ", "\n### "),
+        "## Label distributions under the clinical-QA rating schemes",
+        "",
+        "5-point Likert ratings; collapsed to 3 points (Disagree / Partially disagree -> -1, "
+        "Neutral -> 0, Partially agree / Agree -> +1) for the coarse and the fine design; "
+        "and the fine binary scheme (correctness: 0 if any sentence is rated negative; "
+        "relevance and safety: 1 if at least one sentence is rated positive). First ratings "
+        "only; shares within dimension and rater kind.",
+        "",
+        _md_table(dist.with_columns(pl.col("share").round(3))),
+        "",
+        "## Files",
+        "",
+        *[f"- `{p.name}`" for p in files],
+        "",
+    ]
+    report = folder / "report.md"
+    report.write_text("\n".join(sections))
+    return DemoResult(out=folder, report=report, files=[report, *files])

@@ -1,0 +1,205 @@
+"""Canonical column roles, their types and the aliases accepted at ingest.
+
+Every analysis in raterstats reads one vocabulary: ``item`` (the rated object, e.g. an
+answer), ``segment`` (a sentence within the item), ``rater``, ``rating``, ``dimension``
+(correctness, relevance, ...), ``design`` (coarse, fine, ...), ``system``, ``question``,
+and the optional covariates below. Column roles are named once, at ingest
+(:func:`raterstats.read_ratings`), and never again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["id", "rating", "float", "bool", "label"]
+
+ITEM = "item"
+SEGMENT = "segment"
+RATER = "rater"
+RATING = "rating"
+DIMENSION = "dimension"
+DESIGN = "design"
+SYSTEM = "system"
+QUESTION = "question"
+LENGTH = "length"
+GROUP = "group"
+DURATION = "duration_s"
+CONFIDENCE = "confidence"
+REPEAT = "repeat"
+GOLD = "gold"
+RATER_KIND = "rater_kind"
+
+#: Derived columns that :class:`raterstats.Ratings` adds to the canonical frame.
+VALUE = "value"
+CODE = "code"
+ROW = "source_row"
+
+#: Value used for ``dimension`` / ``design`` when the data do not have that column.
+DEFAULT_LEVEL = "default"
+
+
+@dataclass(frozen=True)
+class Role:
+    """One column role: its canonical name, kind, whether it is required, and aliases."""
+
+    name: str
+    kind: Kind
+    required: bool
+    aliases: tuple[str, ...]
+    description: str
+
+
+ROLES: dict[str, Role] = {
+    r.name: r
+    for r in (
+        Role(
+            ITEM,
+            "id",
+            True,
+            ("task", "item_id", "task_id", "unit", "unit_id", "answer", "answer_id", "example"),
+            "the rated object (an answer); the cluster for bootstrap intervals",
+        ),
+        Role(
+            RATER,
+            "id",
+            True,
+            (
+                "worker",
+                "worker_id",
+                "annotator",
+                "annotator_id",
+                "judge",
+                "coder",
+                "rater_id",
+                "observer",
+            ),
+            "who gave the rating (a person or an automatic judge)",
+        ),
+        Role(
+            RATING,
+            "rating",
+            True,
+            ("label", "score", "response", "annotation", "judgement", "judgment"),
+            "the rating itself, on the scale declared for its dimension",
+        ),
+        Role(
+            SEGMENT,
+            "id",
+            False,
+            ("sentence", "sentence_id", "segment_id", "span"),
+            "part of the item that was rated (a sentence); empty for whole-item ratings",
+        ),
+        Role(
+            DIMENSION,
+            "id",
+            False,
+            ("aspect", "criterion", "criteria", "metric", "question_type"),
+            "what was rated (correctness, relevance, safety, ...)",
+        ),
+        Role(
+            DESIGN,
+            "id",
+            False,
+            ("granularity", "condition", "protocol"),
+            "annotation design the rating was given under (coarse, fine, ...)",
+        ),
+        Role(
+            SYSTEM, "id", False, ("model", "system_id", "source"), "system that produced the item"
+        ),
+        Role(
+            QUESTION,
+            "id",
+            False,
+            ("question_id", "prompt", "prompt_id", "case", "case_id"),
+            "question or case the item answers",
+        ),
+        Role(
+            LENGTH,
+            "float",
+            False,
+            ("n_tokens", "tokens", "num_tokens", "answer_length"),
+            "item length (tokens)",
+        ),
+        Role(GROUP, "id", False, ("rater_group", "batch_group"), "rater group / panel"),
+        Role(
+            DURATION,
+            "float",
+            False,
+            ("duration", "seconds", "time_s", "time"),
+            "seconds the rater spent on the item under this design",
+        ),
+        Role(CONFIDENCE, "float", False, ("rater_confidence",), "rater's confidence in the rating"),
+        Role(
+            REPEAT,
+            "bool",
+            False,
+            ("is_repeat", "repeated", "retest"),
+            "true for a repeated rating (intra-rater reliability)",
+        ),
+        Role(
+            GOLD,
+            "label",
+            False,
+            ("gold_label", "truth", "true_label", "reference"),
+            "known true rating of a control item",
+        ),
+        Role(
+            RATER_KIND,
+            "id",
+            False,
+            ("rater_type", "annotator_type"),
+            "kind of rater, e.g. 'human' or 'llm'",
+        ),
+    )
+}
+
+#: Roles that identify one rating; two rows with the same key are duplicates.
+KEY = (ITEM, SEGMENT, RATER, DIMENSION, DESIGN, REPEAT)
+
+#: Roles that are numeric covariates.
+NUMERIC_ROLES = tuple(name for name, r in ROLES.items() if r.kind == "float")
+
+#: Canonical column order of :attr:`raterstats.Ratings.data`.
+COLUMN_ORDER = (
+    ITEM,
+    SEGMENT,
+    RATER,
+    DIMENSION,
+    DESIGN,
+    RATING,
+    VALUE,
+    CODE,
+    REPEAT,
+    SYSTEM,
+    QUESTION,
+    GROUP,
+    RATER_KIND,
+    LENGTH,
+    DURATION,
+    CONFIDENCE,
+    GOLD,
+    ROW,
+)
+
+
+def alias_table() -> dict[str, str]:
+    """Map every accepted column name (lower case) to its canonical role.
+
+    Returns
+    -------
+    dict
+        ``{alias: role}``, canonical names included.
+
+    Examples
+    --------
+    >>> from raterstats.schema import alias_table
+    >>> alias_table()["worker"]
+    'rater'
+    """
+    table: dict[str, str] = {}
+    for role in ROLES.values():
+        table[role.name] = role.name
+        for alias in role.aliases:
+            table[alias] = role.name
+    return table
