@@ -1,0 +1,65 @@
+"""Classical agreement statistics.
+
+Each function takes a units x raters matrix (array-like; ``None``/NaN = not rated; text
+labels allowed for nominal statistics) or a :class:`raterstats.Ratings` holding one dimension
+and design, with keyword-only options, and returns a float (per-category kappa returns an
+``xr.DataArray``). :func:`agreement` computes many statistics per dimension x design with
+cluster-bootstrap intervals in one labelled ``xr.Dataset``; :func:`agreement_table` turns that
+into a tidy polars frame with the same numbers.
+
+Undefined values (expected agreement 1, a single rater, no unit with two ratings) are NaN with
+a :class:`DegenerateAgreementWarning` that says why; never a ZeroDivisionError.
+"""
+
+from raterstats.agreement._data import (
+    AgreementInputError,
+    DegenerateAgreementWarning,
+    IncompleteDataWarning,
+)
+from raterstats.agreement.categorical import (
+    cohen_kappa,
+    conger_kappa,
+    fleiss_kappa,
+    fleiss_kappa_category,
+    gwet_ac1,
+    gwet_ac2,
+    intra_rater_agreement,
+    krippendorff_alpha,
+    percent_agreement,
+    randolph_kappa,
+    scott_pi,
+)
+from raterstats.agreement.continuous import icc, kendall_w
+from raterstats.agreement.ranking import (
+    kendall_tau_b,
+    normalized_rank_position,
+    rbo,
+    spearman_rho,
+)
+from raterstats.agreement.table import AGREEMENT_STATISTICS, agreement, agreement_table
+
+__all__ = [
+    "AGREEMENT_STATISTICS",
+    "AgreementInputError",
+    "DegenerateAgreementWarning",
+    "IncompleteDataWarning",
+    "agreement",
+    "agreement_table",
+    "cohen_kappa",
+    "conger_kappa",
+    "fleiss_kappa",
+    "fleiss_kappa_category",
+    "gwet_ac1",
+    "gwet_ac2",
+    "icc",
+    "intra_rater_agreement",
+    "kendall_tau_b",
+    "kendall_w",
+    "krippendorff_alpha",
+    "normalized_rank_position",
+    "percent_agreement",
+    "randolph_kappa",
+    "rbo",
+    "scott_pi",
+    "spearman_rho",
+]

@@ -1,0 +1,444 @@
+"""Many agreement statistics per dimension x design, with cluster-bootstrap intervals.
+
+:func:`agreement` returns one ``xr.Dataset``; :func:`agreement_table` turns it into a tidy
+polars frame with exactly the same numbers (it reads the Dataset, it computes nothing).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import polars as pl
+import xarray as xr
+
+# importing the statistic modules registers their estimators
+from raterstats.agreement import _kernels as K
+from raterstats.agreement import categorical as _categorical  # noqa: F401
+from raterstats.agreement import continuous as _continuous  # noqa: F401
+from raterstats.agreement._data import (
+    AgreementInputError,
+    Coded,
+    DegenerateAgreementWarning,
+    encode_matrix,
+    encode_ratings,
+    is_ratings,
+)
+from raterstats.agreement._estimator import REGISTRY, Direct, Prepared, evaluate
+
+#: Names usable in ``agreement(statistics=...)``.
+AGREEMENT_STATISTICS: tuple[str, ...] = tuple(sorted(REGISTRY))
+
+DEFAULT_STATISTICS: tuple[str, ...] = (
+    "percent_agreement",
+    "fleiss_kappa",
+    "randolph_kappa",
+    "gwet_ac1",
+    "krippendorff_alpha",
+)
+
+StatisticSpec = str | tuple[str, Mapping[str, Any]]
+
+_VARIABLES = (
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "n_items",
+    "n_units",
+    "n_raters",
+    "n_ratings",
+    "n_boot_valid",
+)
+
+
+def _parse_statistics(
+    statistics: Sequence[StatisticSpec] | Mapping[str, StatisticSpec],
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """``[(label, name, options)]`` with every problem reported at once."""
+    entries: list[tuple[str | None, StatisticSpec]]
+    if isinstance(statistics, Mapping):
+        entries = [(str(k), v) for k, v in statistics.items()]
+    elif isinstance(statistics, str):
+        entries = [(None, statistics)]
+    else:
+        entries = [(None, s) for s in statistics]
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    problems = []
+    for label, spec in entries:
+        if isinstance(spec, str):
+            name, opts = spec, {}
+        elif (
+            isinstance(spec, tuple)
+            and len(spec) == 2
+            and isinstance(spec[0], str)
+            and isinstance(spec[1], Mapping)
+        ):
+            name, opts = spec[0], dict(spec[1])
+        else:
+            problems.append(
+                f"statistics: {spec!r} is not a name or a (name, {{option: value}}) pair"
+            )
+            continue
+        if name not in REGISTRY:
+            problems.append(
+                f"statistics: unknown statistic {name!r}; agreement() computes "
+                f"{list(AGREEMENT_STATISTICS)}"
+            )
+            continue
+        unknown = [k for k in opts if k not in REGISTRY[name].options]
+        if unknown:
+            problems.append(
+                f"statistics: {name} has no option(s) {unknown}; its options are "
+                f"{list(REGISTRY[name].options)}"
+            )
+            continue
+        if label is None:
+            label = name
+            if opts:
+                label += "[" + ",".join(f"{k}={opts[k]}" for k in sorted(opts)) + "]"
+        out.append((label, name, opts))
+    labels = [e[0] for e in out]
+    dups = sorted({x for x in labels if labels.count(x) > 1})
+    if dups:
+        problems.append(f"statistics: labels {dups} occur more than once; use a mapping")
+    if not out and not problems:
+        problems.append("statistics: nothing to compute")
+    if problems:
+        raise AgreementInputError(problems)
+    return out
+
+
+def _usable_units(coded: Coded, name: str, opts: Mapping[str, Any]) -> np.ndarray:
+    """Units whose ratings enter the statistic (for the reported counts)."""
+    per_unit = coded.ratings_per_unit()
+    complete = per_unit == coded.n_raters
+    if name in ("icc", "kendall_w"):
+        return complete
+    if name == "percent_agreement" and opts.get("missing") == "listwise":
+        return complete & (coded.n_raters >= 2)
+    return per_unit >= 2
+
+
+def _replicates(
+    prepared: Prepared, coded: Coded, resamples: list[np.ndarray]
+) -> np.ndarray:
+    if not isinstance(prepared, Direct):
+        est, _ = K.bootstrap_additive(prepared, resamples, coded.cluster, coded.n_clusters)
+        return est
+    # non-additive statistic: evaluate on each resample's units
+    order = np.argsort(coded.cluster, kind="stable")
+    starts = np.searchsorted(coded.cluster[order], np.arange(coded.n_clusters + 1))
+    out = []
+    for block in resamples:
+        for row in block:
+            clusters = np.repeat(np.arange(coded.n_clusters), row.astype(np.int64))
+            units = np.concatenate(
+                [order[starts[c] : starts[c + 1]] for c in clusters]
+            ) if clusters.size else np.zeros(0, dtype=np.int64)
+            est, _ = prepared.fn(coded.select_units(units))
+            out.append(est)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _cells(
+    ratings: Any, by: Sequence[str], scheme_key: str | None
+) -> tuple[dict[str, list[Any]], list[tuple[tuple[Any, ...], Any]]]:
+    """Coordinates of each ``by`` key and the (key values, sub-ratings) of each cell."""
+    sources: list[tuple[tuple[Any, ...], Any]]
+    if scheme_key is not None:
+        sources = [((name,), r) for name, r in ratings.items()]
+    else:
+        sources = [((), ratings)]
+    coords: dict[str, list[Any]] = {}
+    if scheme_key is not None:
+        coords[scheme_key] = [name for name, _ in sources]
+    problems = []
+    for key in by:
+        vals: set[Any] = set()
+        for (_, r) in [(k, r) for k, r in sources]:
+            if key not in r.data.columns:
+                problems.append(f"by: the ratings have no {key!r} column")
+                break
+            vals.update(r.data.get_column(key).drop_nulls().unique().to_list())
+        coords[key] = sorted(vals, key=str)
+    if problems:
+        raise AgreementInputError(sorted(set(problems)))
+    cells = []
+    for prefix, r in sources:
+        present = r.data.select(list(by)).unique() if by else None
+        combos = (
+            [tuple(row) for row in present.iter_rows()] if present is not None else [()]
+        )
+        for combo in sorted(combos, key=lambda c: tuple(str(v) for v in c)):
+            if any(v is None for v in combo):
+                continue
+            sub = r.filter(**dict(zip(by, combo, strict=True))) if by else r
+            cells.append(((*prefix, *combo), sub))
+    return coords, cells
+
+
+def agreement(
+    ratings: Any,
+    statistics: Sequence[StatisticSpec] | Mapping[str, StatisticSpec] = DEFAULT_STATISTICS,
+    *,
+    by: Sequence[str] = ("dimension", "design"),
+    level: Literal["item", "segment"] | None = None,
+    ci_prob: float = 0.95,
+    n_boot: int = 1000,
+    random_seed: int | np.random.Generator | None = None,
+    scheme_dim: str = "scheme",
+) -> xr.Dataset:
+    """Agreement statistics per dimension x design (or any ``by``), with bootstrap intervals.
+
+    Parameters
+    ----------
+    ratings : Ratings, mapping of str to Ratings, or array-like
+        The ratings. A mapping ``{scheme name: Ratings}`` computes several coding schemes in
+        one call (e.g. coarse 3-point, fine 3-point at sentence level, fine binary), each with
+        its own scales; the scheme becomes a dimension of the result (``scheme_dim``). A plain
+        units x raters matrix is one cell (``by`` is then ignored).
+    statistics : sequence or mapping
+        Statistic names from :data:`AGREEMENT_STATISTICS`, or ``(name, {option: value})``
+        pairs (e.g. ``("krippendorff_alpha", {"level": "ordinal"})``); a mapping
+        ``{label: spec}`` sets the labels. Options are those of the function of that name.
+        Without options, the scale decides: Krippendorff's level follows the scale's kind
+        and the category domain is the scale's levels.
+    by : sequence of str
+        Columns that split the ratings into cells (each must be a ``Ratings`` column:
+        ``dimension``, ``design``, ``group``, ``system``, ``question``, ``rater_kind``).
+    level : {"item", "segment"}, optional
+        Unit of analysis; by default each cell uses what it holds (segment ratings of a fine
+        design are analysed per segment, whole-item ratings per item).
+    ci_prob : float
+        Coverage of the percentile intervals.
+    n_boot : int
+        Bootstrap replicates (0 for no intervals).
+    random_seed : int or numpy.random.Generator, optional
+        Seed; the same seed gives the same intervals.
+    scheme_dim : str
+        Name of the dimension for a mapping of schemes.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``statistic`` then the ``by`` keys (``scheme_dim`` first for a mapping).
+        Variables: ``estimate``, ``ci_low``, ``ci_high``, ``n_items`` (items whose ratings
+        enter the statistic: with two or more ratings, or complete for ICC and Kendall's W),
+        ``n_units`` (the same count of units, which are segments at sentence level),
+        ``n_raters``, ``n_ratings`` (all ratings in the cell) and ``n_boot_valid``
+        (replicates where the statistic was defined). Cells absent from the data have
+        ``n_ratings = 0`` and NaN estimates. ``attrs`` record the interval method, seed,
+        statistic options and the reasons for undefined values.
+
+    Notes
+    -----
+    Intervals are percentile intervals of an item-level cluster bootstrap: items are drawn
+    with replacement and carry all their ratings (all sentences of an answer, when the
+    units are sentences). Within a cell every statistic uses the same resamples. For the
+    statistics that are smooth functions of per-item sums (all but Kendall's W and
+    high-cardinality ordinal alpha) every replicate is a weighted sum computed for all
+    replicates at once by one matrix product. Undefined estimates are reported with one
+    :class:`DegenerateAgreementWarning` listing the cells.
+
+    References
+    ----------
+    Davison, A. C., & Hinkley, D. V. (1997). *Bootstrap Methods and their Application*,
+    sec. 3.8 (resampling clusters). Cambridge University Press.
+    https://doi.org/10.1017/CBO9780511802843
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from raterstats import read_ratings
+    >>> from raterstats.agreement import agreement, agreement_table
+    >>> frame = pl.DataFrame({
+    ...     "item": [f"q{i}" for i in range(6) for _ in range(3)],
+    ...     "rater": ["a", "b", "c"] * 6,
+    ...     "rating": [1, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 2, 3, 3, 3, 1, 1, 2],
+    ... })
+    >>> ds = agreement(read_ratings(frame), ["fleiss_kappa", "krippendorff_alpha"],
+    ...                n_boot=200, random_seed=1)
+    >>> ds.estimate.sel(statistic="fleiss_kappa").round(4).item()
+    0.4954
+    >>> agreement_table(ds).columns[:5]
+    ['statistic', 'dimension', 'design', 'estimate', 'ci_low']
+    """
+    specs = _parse_statistics(statistics)
+    problems = []
+    if not 0.0 < float(ci_prob) < 1.0:
+        problems.append(f"ci_prob must lie in (0, 1), not {ci_prob!r}")
+    if int(n_boot) != n_boot or n_boot < 0:
+        problems.append(f"n_boot must be a non-negative integer, not {n_boot!r}")
+    if level not in (None, "item", "segment"):
+        problems.append(f"level must be 'item', 'segment' or None, not {level!r}")
+    by = [by] if isinstance(by, str) else list(by)
+    if problems:
+        raise AgreementInputError(problems)
+
+    scheme_key: str | None = None
+    if isinstance(ratings, Mapping):
+        bad = [k for k, v in ratings.items() if not is_ratings(v)]
+        if bad or not ratings:
+            raise AgreementInputError(
+                [f"a mapping of schemes must map names to Ratings; not Ratings: {bad}"]
+            )
+        scheme_key = scheme_dim
+        coords, cells = _cells(ratings, by, scheme_key)
+    elif is_ratings(ratings):
+        coords, cells = _cells(ratings, by, None)
+    else:
+        by = []
+        coords, cells = {}, [((), ratings)]
+    dims = ["statistic", *coords]
+    shape = (len(specs), *[len(v) for v in coords.values()])
+    arrays = {v: np.full(shape, np.nan) for v in _VARIABLES}
+    for v in _VARIABLES[3:]:
+        arrays[v] = np.zeros(shape, dtype=np.int64)
+    unit_level = np.full(shape[1:], "", dtype=object)
+    index = {k: {val: i for i, val in enumerate(vals)} for k, vals in coords.items()}
+
+    seed_seq = (
+        np.random.SeedSequence(random_seed)
+        if not isinstance(random_seed, np.random.Generator)
+        else np.random.SeedSequence(int(random_seed.integers(2**63)))
+    )
+    cell_seeds = seed_seq.spawn(max(len(cells), 1))
+    undefined: list[str] = []
+    errors: list[str] = []
+    lo_q, hi_q = (1.0 - ci_prob) / 2.0, (1.0 + ci_prob) / 2.0
+
+    for (key, sub), cell_seed in zip(cells, cell_seeds, strict=False):
+        pos = tuple(index[k][v] for k, v in zip(coords, key, strict=True))
+        where = ", ".join(f"{k}={v}" for k, v in zip(coords, key, strict=True)) or "all"
+        try:
+            if is_ratings(sub):
+                coded = encode_ratings(sub, level=level, what=f"agreement [{where}]")
+                unit_level[pos] = "segment" if _is_segment(sub, level) else "item"
+            else:
+                coded = encode_matrix(sub, what="agreement")
+                unit_level[pos] = "unit"
+        except AgreementInputError as err:
+            errors.extend(err.problems)
+            continue
+        rng = np.random.default_rng(cell_seed)
+        chunk = max(1, min(int(n_boot), 20_000_000 // max(coded.n_clusters, 1)))
+        resamples = K.resample_counts(rng, coded.n_clusters, int(n_boot), chunk) if (
+            n_boot and coded.n_clusters
+        ) else []
+        for s, (label, name, opts) in enumerate(specs):
+            at = (s, *pos)
+            try:
+                prepared = REGISTRY[name].prepare(coded, **opts)
+            except AgreementInputError as err:
+                errors.extend(f"[{where}] {p}" for p in err.problems)
+                continue
+            est, reason = evaluate(prepared, coded)
+            usable = _usable_units(coded, name, opts)
+            arrays["estimate"][at] = est
+            arrays["n_units"][at] = int(usable.sum())
+            arrays["n_items"][at] = int(np.unique(coded.cluster[usable]).shape[0])
+            arrays["n_raters"][at] = coded.n_active_raters()
+            arrays["n_ratings"][at] = int(coded.unit.shape[0])
+            if np.isnan(est):
+                if coded.n_active_raters() < 2:
+                    reason |= K.REASON_ONE_RATER
+                undefined.append(f"{label} [{where}]: {K.explain(reason or 1)}")
+            if resamples:
+                reps = _replicates(prepared, coded, resamples)
+                ok = ~np.isnan(reps)
+                arrays["n_boot_valid"][at] = int(ok.sum())
+                if ok.any() and not np.isnan(est):
+                    arrays["ci_low"][at] = float(np.quantile(reps[ok], lo_q))
+                    arrays["ci_high"][at] = float(np.quantile(reps[ok], hi_q))
+    if errors:
+        raise AgreementInputError(errors)
+    if undefined:
+        warnings.warn(
+            "agreement: undefined (NaN) estimates:\n  " + "\n  ".join(undefined),
+            DegenerateAgreementWarning,
+            stacklevel=2,
+        )
+    data_vars: dict[str, Any] = {v: (dims, arrays[v]) for v in _VARIABLES}
+    data_vars["unit_level"] = (dims[1:], unit_level.astype(str))
+    ds = xr.Dataset(
+        data_vars,
+        coords={"statistic": [s[0] for s in specs], **coords},
+        attrs={
+            "interval": "percentile, item-level cluster bootstrap"
+            if n_boot
+            else "none (n_boot = 0)",
+            "ci_prob": float(ci_prob),
+            "n_boot": int(n_boot),
+            "random_seed": "none" if random_seed is None else str(random_seed),
+            "statistic_options": json.dumps(
+                {label: {"name": name, **opts} for label, name, opts in specs}, default=str
+            ),
+            "undefined": "\n".join(undefined),
+        },
+    )
+    ds["estimate"].attrs["description"] = "point estimate on all data of the cell"
+    ds["ci_low"].attrs["description"] = f"{ci_prob:.0%} percentile bootstrap lower bound"
+    ds["ci_high"].attrs["description"] = f"{ci_prob:.0%} percentile bootstrap upper bound"
+    return ds
+
+
+def _is_segment(sub: Any, level: str | None) -> bool:
+    if level is not None:
+        return level == "segment"
+    return bool(sub.has_segments)
+
+
+def agreement_table(result: xr.Dataset) -> pl.DataFrame:
+    """A tidy polars frame of an :func:`agreement` result: one row per statistic and cell.
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        The output of :func:`agreement`.
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns: ``statistic``, the ``by`` keys, ``estimate``, ``ci_low``, ``ci_high``,
+        ``n_items``, ``n_units``, ``n_raters``, ``n_ratings``, ``n_boot_valid`` and
+        ``unit_level``; cells without ratings are left out. The numbers are those of the
+        Dataset, not recomputed.
+
+    Examples
+    --------
+    >>> from raterstats.agreement import agreement, agreement_table
+    >>> ds = agreement([[1, 1], [2, 2], [1, 2], [2, 2]], ["percent_agreement"], n_boot=0)
+    >>> agreement_table(ds).select("statistic", "estimate").row(0)
+    ('percent_agreement', 0.75)
+    """
+    keys = [d for d in result["estimate"].dims]
+    cols: dict[str, list[Any]] = {k: [] for k in keys}
+    values: dict[str, list[Any]] = {v: [] for v in _VARIABLES}
+    values["unit_level"] = []
+    coords = {k: result.coords[k].values.tolist() for k in keys}
+    for combo in itertools.product(*(range(len(coords[k])) for k in keys)):
+        at = dict(zip(keys, combo, strict=True))
+        if int(result["n_ratings"].isel(at).item()) == 0:
+            continue
+        for k, i in at.items():
+            cols[k].append(coords[k][i])
+        for v in _VARIABLES:
+            values[v].append(result[v].isel(at).item())
+        values["unit_level"].append(
+            str(result["unit_level"].isel({k: i for k, i in at.items() if k != "statistic"})
+                .item())
+        )
+    schema: dict[str, Any] = {k: pl.String for k in keys}
+    schema.update({v: pl.Float64 for v in _VARIABLES[:3]})
+    schema.update({v: pl.Int64 for v in _VARIABLES[3:]})
+    schema["unit_level"] = pl.String
+    frame = {k: [str(x) for x in cols[k]] for k in keys}
+    frame.update(values)
+    return pl.DataFrame(frame, schema=schema)
+
+
+__all__ = ["AGREEMENT_STATISTICS", "agreement", "agreement_table"]
