@@ -41,8 +41,10 @@ class AgreementInputError(ValueError):
 
     def __init__(self, problems: Sequence[str]) -> None:
         self.problems = tuple(problems)
-        text = "; ".join(self.problems) if len(self.problems) == 1 else "\n  - " + "\n  - ".join(
-            self.problems
+        text = (
+            "; ".join(self.problems)
+            if len(self.problems) == 1
+            else "\n  - " + "\n  - ".join(self.problems)
         )
         super().__init__(text)
 
@@ -110,14 +112,11 @@ class Coded:
     def select_units(self, units: NDArray[np.int64]) -> Coded:
         """A new record with the given units, in order (repeats allowed: bootstrap)."""
         units = np.asarray(units, dtype=np.int64)
-        order = np.argsort(self.unit, kind="stable")
-        starts = np.searchsorted(self.unit[order], np.arange(self.n_units + 1))
-        lens = starts[1:] - starts[:-1]
-        take_lens = lens[units]
-        total = int(take_lens.sum())
-        new_unit = np.repeat(np.arange(units.shape[0], dtype=np.int64), take_lens)
-        offs = np.repeat(starts[:-1][units] - np.cumsum(take_lens) + take_lens, take_lens)
-        idx = order[offs + np.arange(total)] if total else np.zeros(0, dtype=np.int64)
+        order, starts = K.group_index(self.unit, self.n_units)
+        new_unit = np.repeat(
+            np.arange(units.shape[0], dtype=np.int64), (starts[1:] - starts[:-1])[units]
+        )
+        idx = K.take_groups(order, starts, units)
         return Coded(
             unit=new_unit,
             rater=self.rater[idx],
@@ -194,25 +193,26 @@ def as_matrix(data: Any, *, what: str = "ratings") -> tuple[np.ndarray, tuple[An
     """A 2-d NumPy array from array-likes and frames, plus column labels when known."""
     labels: tuple[Any, ...] | None = None
     mod = type(data).__module__
-    if mod.startswith("polars"):
-        labels = tuple(data.columns)
-        arr = data.to_numpy()
-    elif mod.startswith("pandas"):
+    if mod.startswith("polars") or mod.startswith("pandas"):
         labels = tuple(data.columns)
         arr = data.to_numpy()
     elif mod.startswith("xarray"):
         if data.ndim == 2:
-            labels = tuple(data.coords[data.dims[1]].values.tolist()) if data.dims[1] in (
-                data.coords
-            ) else None
+            labels = (
+                tuple(data.coords[data.dims[1]].values.tolist())
+                if data.dims[1] in (data.coords)
+                else None
+            )
         arr = np.asarray(data.values)
     else:
         try:
             arr = np.asarray(data)
         except ValueError as err:
             raise AgreementInputError(
-                [f"{what}: cannot read as a units x raters matrix ({err}); rows must have the "
-                 "same length, with None/NaN for missing ratings"]
+                [
+                    f"{what}: cannot read as a units x raters matrix ({err}); rows must have the "
+                    "same length, with None/NaN for missing ratings"
+                ]
             ) from None
     if arr.ndim != 2:
         raise AgreementInputError(
@@ -228,8 +228,18 @@ def _factorize(
     problems: list[str] = []
     numeric_data = vals.dtype.kind in "biuf"
     if vals.dtype.kind == "O":
-        kinds = {("number" if _is_number(v) else "bool" if isinstance(v, bool | np.bool_)
-                  else "text" if isinstance(v, str) else type(v).__name__) for v in vals}
+        kinds = {
+            (
+                "number"
+                if _is_number(v)
+                else "bool"
+                if isinstance(v, bool | np.bool_)
+                else "text"
+                if isinstance(v, str)
+                else type(v).__name__
+            )
+            for v in vals
+        }
         if kinds <= {"number", "bool"}:
             vals = vals.astype(np.float64)
             numeric_data = True
@@ -237,8 +247,10 @@ def _factorize(
             vals = vals.astype(str)
         else:
             raise AgreementInputError(
-                [f"{what}: ratings mix kinds {sorted(kinds)}; use numbers or text labels, "
-                 "with None/NaN for missing"]
+                [
+                    f"{what}: ratings mix kinds {sorted(kinds)}; use numbers or text labels, "
+                    "with None/NaN for missing"
+                ]
             )
     if vals.dtype.kind == "b":
         vals = vals.astype(np.int64)
@@ -287,8 +299,7 @@ def _factorize(
         shown = ", ".join(repr(u) for u in unknown[:10])
         more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
         problems.append(
-            f"{what}: rating(s) {shown}{more} are not among the declared categories "
-            f"{list(labels)}"
+            f"{what}: rating(s) {shown}{more} are not among the declared categories {list(labels)}"
         )
     if problems:
         raise AgreementInputError(problems)
@@ -443,8 +454,10 @@ def resolve_weights(
     if isinstance(weights, str):
         if weights not in K.WEIGHT_ALIASES:
             raise AgreementInputError(
-                [f"{what}: unknown weights {weights!r}; use one of "
-                 f"{sorted(K.WEIGHT_ALIASES)} or a {q} x {q} matrix"]
+                [
+                    f"{what}: unknown weights {weights!r}; use one of "
+                    f"{sorted(K.WEIGHT_ALIASES)} or a {q} x {q} matrix"
+                ]
             )
         return K.weight_matrix(weights, coded.values)
     try:

@@ -23,7 +23,7 @@ replicates without a Python loop over units or items.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,9 +43,7 @@ REASON_TOO_FEW = 16
 REASON_ONE_RATER = 32
 
 REASON_TEXT: dict[int, str] = {
-    REASON_NO_PAIRS: (
-        "no unit has two or more ratings, so there is no pair of ratings to compare"
-    ),
+    REASON_NO_PAIRS: ("no unit has two or more ratings, so there is no pair of ratings to compare"),
     REASON_CHANCE_ONE: (
         "the expected (chance) agreement is 1 (equivalently, the expected disagreement is 0): "
         "all ratings fall into a single category or value, so the coefficient is 0/0"
@@ -221,9 +219,7 @@ def unanimous_agreement_parts(
     return Parts(feats, finalize)
 
 
-def _kappa(
-    pa: FloatArray, pe: FloatArray, pa_reason: IntArray
-) -> tuple[FloatArray, IntArray]:
+def _kappa(pa: FloatArray, pe: FloatArray, pa_reason: IntArray) -> tuple[FloatArray, IntArray]:
     """``(pa - pe) / (1 - pe)`` with reasons for undefined values."""
     est, bad = _divide(pa - pe, 1.0 - pe)
     reason = pa_reason | np.where(bad & (pa_reason == 0), REASON_CHANCE_ONE, 0)
@@ -329,14 +325,14 @@ def conger_parts(
         r_safe = np.where(r > 0, r, 1.0)
         pbar = p_gk.sum(axis=-2) / r_safe[..., None]
         dev = np.where(active[..., None], p_gk - pbar[..., None, :], 0.0)
-        cov = np.einsum("...gk,...gl->...kl", dev, dev) / np.where(r > 1, r - 1.0, 1.0)[
-            ..., None, None
-        ]
+        cov = (
+            np.einsum("...gk,...gl->...kl", dev, dev)
+            / np.where(r > 1, r - 1.0, 1.0)[..., None, None]
+        )
         outer = pbar[..., :, None] * pbar[..., None, :]
         pe = (w * (outer - cov / r_safe[..., None, None])).sum(axis=(-2, -1))
-        reason = np.where(bad, REASON_NO_PAIRS, 0) | np.where(r < 2, REASON_ONE_RATER, 0)
-        est, reason = _kappa(pa, pe, reason.astype(np.int64))
-        return est, reason
+        flags = np.where(bad, REASON_NO_PAIRS, 0) | np.where(r < 2, REASON_ONE_RATER, 0)
+        return _kappa(pa, pe, flags.astype(np.int64))
 
     return Parts(feats, finalize)
 
@@ -528,9 +524,7 @@ def parse_icc_form(form: str) -> tuple[int, str]:
     return ICC_FORMS[token]
 
 
-def icc_parts(
-    x: FloatArray, model: int, unit: str, keep: NDArray[np.bool_] | None = None
-) -> Parts:
+def icc_parts(x: FloatArray, model: int, unit: str, keep: NDArray[np.bool_] | None = None) -> Parts:
     """Intraclass correlation from a complete units x raters matrix via ANOVA mean squares.
 
     Rows where ``keep`` is false (incomplete units) contribute nothing.
@@ -548,9 +542,7 @@ def icc_parts(
     if keep.any():
         x = np.where(keep[:, None], x - x[keep].mean(), 0.0)
     rows = x.sum(axis=1)
-    feats = np.column_stack(
-        [keep.astype(np.float64), rows, rows**2, (x**2).sum(axis=1), x]
-    )
+    feats = np.column_stack([keep.astype(np.float64), rows, rows**2, (x**2).sum(axis=1), x])
 
     def finalize(s: FloatArray) -> tuple[FloatArray, IntArray]:
         n = s[..., 0]
@@ -571,8 +563,10 @@ def icc_parts(
             den = msr + (k - 1.0) * msw if unit == "1" else msr
         elif model == 2:
             num = msr - mse
-            den = msr + (k - 1.0) * mse + k * (msc - mse) / n if unit == "1" else (
-                msr + (msc - mse) / n
+            den = (
+                msr + (k - 1.0) * mse + k * (msc - mse) / n
+                if unit == "1"
+                else (msr + (msc - mse) / n)
             )
         else:
             num = msr - mse
@@ -748,7 +742,8 @@ def rbo_ext(rank_s: IntArray, rank_t: IntArray, len_s: int, len_t: int, p: float
     x_s = x[short_len - 1]
     x_l = x[long_len - 1]
     tail = d > short_len
-    total = (x * pd / d).sum() + (x_s * (d[tail] - short_len) * pd[tail] / (short_len * d[tail])).sum()
+    total = (x * pd / d).sum()
+    total += (x_s * (d[tail] - short_len) * pd[tail] / (short_len * d[tail])).sum()
     return float((1.0 - p) / p * total + ((x_l - x_s) / long_len + x_s / short_len) * p**long_len)
 
 
@@ -775,6 +770,29 @@ def normalized_positions(scores: FloatArray, *, descending: bool = True) -> Floa
 # ----------------------------------------------------------------------------------------
 # bootstrap over clusters
 # ----------------------------------------------------------------------------------------
+def group_index(groups: IntArray, n_groups: int) -> tuple[IntArray, IntArray]:
+    """``(order, starts)``: members of group ``g`` are ``order[starts[g]:starts[g + 1]]``."""
+    groups = np.asarray(groups, dtype=np.int64)
+    order = np.argsort(groups, kind="stable")
+    starts = np.searchsorted(groups[order], np.arange(n_groups + 1))
+    return order, starts
+
+
+def take_groups(order: IntArray, starts: IntArray, chosen: IntArray) -> IntArray:
+    """Members of the ``chosen`` groups (repeats allowed), group after group, no Python loop."""
+    chosen = np.asarray(chosen, dtype=np.int64)
+    lens = (starts[1:] - starts[:-1])[chosen]
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    block_start = np.cumsum(lens) - lens
+    offs = np.repeat(starts[:-1][chosen] - block_start, lens)
+    return order[offs + np.arange(total)]
+
+
+# ----------------------------------------------------------------------------------------
+# (cluster sums and resampling)
+# ----------------------------------------------------------------------------------------
 def cluster_sums(
     features: FloatArray | sparse.sparray, cluster: IntArray, n_clusters: int
 ) -> FloatArray | sparse.sparray:
@@ -794,17 +812,20 @@ def resample_counts(
     """Cluster multiplicities of ``n_boot`` bootstrap resamples, in chunks of rows.
 
     Row ``b`` counts how often each cluster was drawn in a with-replacement sample of
-    ``n_clusters`` clusters.
+    ``n_clusters`` clusters. ``chunk`` rows are drawn at a time (keep ``chunk * n_clusters``
+    around a few million for cache-friendly sizes).
     """
     out = []
     done = 0
     while done < n_boot:
         b = min(chunk, n_boot - done)
-        draws = rng.integers(0, n_clusters, size=(b, n_clusters))
-        flat = (np.arange(b, dtype=np.int64)[:, None] * n_clusters + draws).ravel()
-        out.append(np.bincount(flat, minlength=b * n_clusters).reshape(b, n_clusters).astype(
-            np.float64
-        ))
+        small = b * n_clusters < 2**31 - 1
+        draws: NDArray[np.integer[Any]] = rng.integers(
+            0, n_clusters, size=(b, n_clusters), dtype=np.int32 if small else np.int64
+        )
+        draws = draws + (np.arange(b, dtype=draws.dtype) * n_clusters)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=b * n_clusters)
+        out.append(counts.reshape(b, n_clusters).astype(np.float64))
         done += b
     return out
 

@@ -138,9 +138,7 @@ def _prepare_kendall_w(coded: Coded, *, tie_correction: bool = True) -> Prepared
     return Direct(direct)
 
 
-def kendall_w(
-    ratings: Any, *, tie_correction: bool = True, categories: Categories = None
-) -> float:
+def kendall_w(ratings: Any, *, tie_correction: bool = True, categories: Categories = None) -> float:
     """Kendall's coefficient of concordance W.
 
     Parameters
@@ -178,7 +176,7 @@ def kendall_w(
     >>> from raterstats.agreement import kendall_w
     >>> m = [[1, 1, 2], [2, 3, 1], [3, 2, 3], [4, 4, 4], [5, 6, 6], [6, 5, 5]]
     >>> round(kendall_w(m), 4)  # R: irr::kendall(m, correct = TRUE)
-    0.9048
+    0.9111
     """
     coded = encode(ratings, categories=categories, what="kendall_w")
     prepared = _prepare_kendall_w(coded, tie_correction=tie_correction)

@@ -39,16 +39,20 @@ def _two_columns(x: Any, y: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
                 raise AgreementInputError([f"{what}: scores must be numeric"]) from None
         if mat.shape[1] != 2:
             raise AgreementInputError(
-                [f"{what}: expected two columns (two raters / systems / metrics), got "
-                 f"{mat.shape[1]}"]
+                [
+                    f"{what}: expected two columns (two raters / systems / metrics), got "
+                    f"{mat.shape[1]}"
+                ]
             )
         a, b = mat[:, 0], mat[:, 1]
     else:
         try:
-            a = np.asarray([np.nan if v is None else v for v in np.asarray(x, dtype=object)],
-                           dtype=np.float64)
-            b = np.asarray([np.nan if v is None else v for v in np.asarray(y, dtype=object)],
-                           dtype=np.float64)
+            a = np.asarray(
+                [np.nan if v is None else v for v in np.asarray(x, dtype=object)], dtype=np.float64
+            )
+            b = np.asarray(
+                [np.nan if v is None else v for v in np.asarray(y, dtype=object)], dtype=np.float64
+            )
         except (TypeError, ValueError):
             raise AgreementInputError([f"{what}: scores must be numeric"]) from None
         problems = []
@@ -92,7 +96,8 @@ def kendall_tau_b(x: Any, y: Any = None) -> float:
     Examples
     --------
     >>> from raterstats.agreement import kendall_tau_b
-    >>> round(kendall_tau_b([12, 2, 1, 12, 2], [1, 4, 7, 1, 0]), 6)  # R: cor(x, y, method = "kendall")
+    >>> x, y = [12, 2, 1, 12, 2], [1, 4, 7, 1, 0]
+    >>> round(kendall_tau_b(x, y), 6)  # R: cor(x, y, method = "kendall")
     -0.471405
     """
     a, b = _two_columns(x, y, "kendall_tau_b")
@@ -131,7 +136,8 @@ def spearman_rho(x: Any, y: Any = None) -> float:
     Examples
     --------
     >>> from raterstats.agreement import spearman_rho
-    >>> round(spearman_rho([1, 2, 3, 4, 5], [5, 6, 7, 8, 7]), 6)  # R: cor(x, y, method = "spearman")
+    >>> x, y = [1, 2, 3, 4, 5], [5, 6, 7, 8, 7]
+    >>> round(spearman_rho(x, y), 6)  # R: cor(x, y, method = "spearman")
     0.820783
     """
     a, b = _two_columns(x, y, "spearman_rho")
@@ -160,9 +166,7 @@ def _ranks_of(
     pos_t = {v: i + 1 for i, v in enumerate(t_list)}
     rs = [i + 1 for i, v in enumerate(s_list) if v in pos_t]
     rt = [pos_t[v] for v in s_list if v in pos_t]
-    return np.asarray(rs, dtype=np.int64), np.asarray(rt, dtype=np.int64), len(s_list), len(
-        t_list
-    )
+    return np.asarray(rs, dtype=np.int64), np.asarray(rt, dtype=np.int64), len(s_list), len(t_list)
 
 
 def rbo(

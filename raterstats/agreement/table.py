@@ -123,24 +123,19 @@ def _usable_units(coded: Coded, name: str, opts: Mapping[str, Any]) -> np.ndarra
     return per_unit >= 2
 
 
-def _replicates(
-    prepared: Prepared, coded: Coded, resamples: list[np.ndarray]
-) -> np.ndarray:
+def _replicates(prepared: Prepared, coded: Coded, resamples: list[np.ndarray]) -> np.ndarray:
     if not isinstance(prepared, Direct):
         est, _ = K.bootstrap_additive(prepared, resamples, coded.cluster, coded.n_clusters)
         return est
-    # non-additive statistic: evaluate on each resample's units
-    order = np.argsort(coded.cluster, kind="stable")
-    starts = np.searchsorted(coded.cluster[order], np.arange(coded.n_clusters + 1))
-    out = []
+    # non-additive statistic: evaluate on each resample's units (one call per replicate)
+    order, starts = K.group_index(coded.cluster, coded.n_clusters)
+    out: list[float] = []
     for block in resamples:
         for row in block:
             clusters = np.repeat(np.arange(coded.n_clusters), row.astype(np.int64))
-            units = np.concatenate(
-                [order[starts[c] : starts[c + 1]] for c in clusters]
-            ) if clusters.size else np.zeros(0, dtype=np.int64)
-            est, _ = prepared.fn(coded.select_units(units))
-            out.append(est)
+            units = K.take_groups(order, starts, clusters)
+            value, _ = prepared.fn(coded.select_units(units))
+            out.append(value)
     return np.asarray(out, dtype=np.float64)
 
 
@@ -155,11 +150,11 @@ def _cells(
         sources = [((), ratings)]
     coords: dict[str, list[Any]] = {}
     if scheme_key is not None:
-        coords[scheme_key] = [name for name, _ in sources]
+        coords[scheme_key] = [name for (name,), _ in sources]
     problems = []
     for key in by:
         vals: set[Any] = set()
-        for (_, r) in [(k, r) for k, r in sources]:
+        for _, r in [(k, r) for k, r in sources]:
             if key not in r.data.columns:
                 problems.append(f"by: the ratings have no {key!r} column")
                 break
@@ -170,9 +165,7 @@ def _cells(
     cells = []
     for prefix, r in sources:
         present = r.data.select(list(by)).unique() if by else None
-        combos = (
-            [tuple(row) for row in present.iter_rows()] if present is not None else [()]
-        )
+        combos = [tuple(row) for row in present.iter_rows()] if present is not None else [()]
         for combo in sorted(combos, key=lambda c: tuple(str(v) for v in c)):
             if any(v is None for v in combo):
                 continue
@@ -263,7 +256,7 @@ def agreement(
     >>> ds = agreement(read_ratings(frame), ["fleiss_kappa", "krippendorff_alpha"],
     ...                n_boot=200, random_seed=1)
     >>> ds.estimate.sel(statistic="fleiss_kappa").round(4).item()
-    0.4954
+    0.4953
     >>> agreement_table(ds).columns[:5]
     ['statistic', 'dimension', 'design', 'estimate', 'ci_low']
     """
@@ -325,10 +318,12 @@ def agreement(
             errors.extend(err.problems)
             continue
         rng = np.random.default_rng(cell_seed)
-        chunk = max(1, min(int(n_boot), 20_000_000 // max(coded.n_clusters, 1)))
-        resamples = K.resample_counts(rng, coded.n_clusters, int(n_boot), chunk) if (
-            n_boot and coded.n_clusters
-        ) else []
+        chunk = max(1, min(int(n_boot), 2_000_000 // max(coded.n_clusters, 1)))
+        resamples = (
+            K.resample_counts(rng, coded.n_clusters, int(n_boot), chunk)
+            if (n_boot and coded.n_clusters)
+            else []
+        )
         for s, (label, name, opts) in enumerate(specs):
             at = (s, *pos)
             try:
@@ -415,7 +410,7 @@ def agreement_table(result: xr.Dataset) -> pl.DataFrame:
     >>> agreement_table(ds).select("statistic", "estimate").row(0)
     ('percent_agreement', 0.75)
     """
-    keys = [d for d in result["estimate"].dims]
+    keys = [str(d) for d in result["estimate"].dims]
     cols: dict[str, list[Any]] = {k: [] for k in keys}
     values: dict[str, list[Any]] = {v: [] for v in _VARIABLES}
     values["unit_level"] = []
@@ -429,12 +424,11 @@ def agreement_table(result: xr.Dataset) -> pl.DataFrame:
         for v in _VARIABLES:
             values[v].append(result[v].isel(at).item())
         values["unit_level"].append(
-            str(result["unit_level"].isel({k: i for k, i in at.items() if k != "statistic"})
-                .item())
+            str(result["unit_level"].isel({k: i for k, i in at.items() if k != "statistic"}).item())
         )
-    schema: dict[str, Any] = {k: pl.String for k in keys}
-    schema.update({v: pl.Float64 for v in _VARIABLES[:3]})
-    schema.update({v: pl.Int64 for v in _VARIABLES[3:]})
+    schema: dict[str, Any] = dict.fromkeys(keys, pl.String)
+    schema.update(dict.fromkeys(_VARIABLES[:3], pl.Float64))
+    schema.update(dict.fromkeys(_VARIABLES[3:], pl.Int64))
     schema["unit_level"] = pl.String
     frame = {k: [str(x) for x in cols[k]] for k in keys}
     frame.update(values)

@@ -345,7 +345,8 @@ def run_rbo(entry: dict[str, Any], opts: Options) -> float:
     depth = opts.pop("depth")
     opts.done()
     data = entry["data"]
-    assert data["format"] == "long" and data["fields"] == ["ranking", "rank", "item"]
+    assert data["format"] == "long"
+    assert data["fields"] == ["ranking", "rank", "item"]
     lists: dict[str, list[tuple[int, Any]]] = {"S": [], "T": []}
     for name, rank, item in data["ratings"]:
         lists[name].append((rank, item))
