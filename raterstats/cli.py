@@ -158,7 +158,7 @@ def validate(
             source, columns=columns or None, scale=scales, format="wide" if wide else "long"
         )
     except RatingsError as err:
-        console.print(str(err), markup=False, highlight=False)
+        typer.echo(str(err), err=True)
         raise typer.Exit(code=1) from None
     summary = ratings.summary()
     if as_json:

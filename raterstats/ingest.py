@@ -40,6 +40,7 @@ _FALSE = {"false", "f", "no", "n", "0", "", "first"}
 _MAX_ROWS_SHOWN = 10
 _MAX_PROBLEMS_SHOWN = 50
 _JSON_ROW = "__json_line__"
+_WIDE_RATING = "__rating"
 
 
 @dataclass(frozen=True)
@@ -579,15 +580,15 @@ def read_ratings(
             raise RatingsError(name, problems)
         id_cols = [c for c in raw.columns if c not in rater_cols]
         long = raw.unpivot(
-            index=id_cols, on=rater_cols, variable_name="__rater", value_name="__rating"
+            index=id_cols, on=rater_cols, variable_name="__rater", value_name=_WIDE_RATING
         )
-        n_empty = int(long.get_column("__rating").is_null().sum())
-        long = long.filter(pl.col("__rating").is_not_null())
+        n_empty = int(long.get_column(_WIDE_RATING).is_null().sum())
+        long = long.filter(pl.col(_WIDE_RATING).is_not_null())
         steps.append(
             f"wide format: {len(rater_cols)} rater columns; {n_empty} empty cells are not-rated"
         )
         mapping[S.RATER] = "__rater"
-        mapping[S.RATING] = "__rating"
+        mapping[S.RATING] = _WIDE_RATING
         raw = long.sort(S.ROW, "__rater", maintain_order=True)
         if raw.height == 0:
             raise RatingsError(name, [Problem(None, None, "at least one rating (all cells empty)")])
@@ -744,7 +745,13 @@ def read_ratings(
             .sort(pl.col("rows").list.first())
         )
         for rec in dups.iter_rows(named=True):
-            desc = ", ".join(f"{k}={rec[k]!r}" for k in key if k != S.REPEAT and rec[k] is not None)
+            desc = ", ".join(
+                f"{k}={rec[k]!r}"
+                for k in key
+                if k != S.REPEAT
+                and rec[k] is not None
+                and (k in mapping or k not in (S.DIMENSION, S.DESIGN))
+            )
             problems.append(
                 Problem(
                     None,
@@ -830,10 +837,15 @@ def _encode_ratings(
             )
         enc = sc.encode(sub.get_column(S.RATING))
         where = f" (dimension {d!r})" if len(dims) > 1 or d != S.DEFAULT_LEVEL else ""
-        for v, rows in _group_rows(
-            sub.with_columns(enc.invalid.alias("__bad")), enc.invalid, S.RATING
-        ):
-            problems.append(Problem(rating_col, v, sc.expected() + where, rows))
+        if rating_col == _WIDE_RATING:  # wide format: the rating sits in the rater's column
+            bad = sub.filter(enc.invalid)
+            for rater in bad.get_column(S.RATER).unique(maintain_order=True).to_list():
+                in_col = bad.filter(pl.col(S.RATER) == rater)
+                for v, rows in _group_rows(in_col, pl.Series([True] * in_col.height), S.RATING):
+                    problems.append(Problem(rater, v, sc.expected() + where, rows))
+        else:
+            for v, rows in _group_rows(sub, enc.invalid, S.RATING):
+                problems.append(Problem(rating_col, v, sc.expected() + where, rows))
         sub = sub.with_columns(enc.rating.alias(S.RATING), enc.value, enc.code)
         if S.GOLD in sub.columns:
             genc = sc.encode(sub.get_column(S.GOLD))

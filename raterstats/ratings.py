@@ -509,13 +509,16 @@ class Ratings:
             raise ValueError(f"level must be 'item' or 'segment', not {level!r}")
         return level
 
-    def _unit_frame(self, level: Level | None, repeats: Repeats) -> tuple[pl.DataFrame, Level, int]:
+    def _unit_frame(
+        self, level: Level | None, repeats: Repeats
+    ) -> tuple[pl.DataFrame, pl.DataFrame, Level, int]:
         lv = self._level_of(level)
         data = self._data
         if lv == "item":
             data = data.filter(pl.col(S.SEGMENT).is_null())
         else:
             data = data.filter(pl.col(S.SEGMENT).is_not_null())
+        at_level = data
         if repeats == "exclude":
             n_rep = int(data.get_column(S.REPEAT).sum())
             data = data.filter(~pl.col(S.REPEAT))
@@ -540,7 +543,7 @@ class Ratings:
                     "repeats='include' puts two ratings in one cell; "
                     "use 'exclude' (first ratings) or 'only' (repeats)"
                 )
-        return data, lv, n_rep
+        return data, at_level, lv, n_rep
 
     def _value_column(self, values: Values) -> str:
         if values not in ("value", "code", "rating"):
@@ -569,13 +572,16 @@ class Ratings:
         >>> r.filter(design="coarse").to_xarray().dims
         ('unit', 'rater', 'dimension', 'design')
         """
-        data, lv, n_rep = self._unit_frame(level, repeats)
+        data, at_level, lv, n_rep = self._unit_frame(level, repeats)
         col = self._value_column(values)
         units = data.select("unit", S.ITEM, S.SEGMENT).unique(subset="unit").sort("unit")
         unit_ids = units.get_column("unit").to_list()
-        raters = sorted(data.get_column(S.RATER).unique().to_list())
-        dims = sorted(data.get_column(S.DIMENSION).unique().to_list())
-        designs = sorted(data.get_column(S.DESIGN).unique().to_list())
+        # raters, dimensions and designs of the whole selection, so that the first-rating
+        # and repeat views of the same data have the same shape
+        scope = at_level if at_level.height else self._data
+        raters = sorted(scope.get_column(S.RATER).unique().to_list())
+        dims = sorted(scope.get_column(S.DIMENSION).unique().to_list())
+        designs = sorted(scope.get_column(S.DESIGN).unique().to_list())
         idx = {
             "unit": {u: i for i, u in enumerate(unit_ids)},
             S.RATER: {u: i for i, u in enumerate(raters)},
@@ -584,7 +590,7 @@ class Ratings:
         }
         shape = (len(unit_ids), len(raters), len(dims), len(designs))
         pos = [
-            data.get_column(c).replace_strict(m, return_dtype=pl.Int64).to_numpy()
+            data.get_column(c).replace_strict(m, return_dtype=pl.Int64).to_numpy().astype(np.int64)
             for c, m in idx.items()
         ]
         arr: np.ndarray
@@ -680,7 +686,7 @@ class Ratings:
         """
         mat = self.to_matrix(values="rating")
         arr = mat.values
-        incomplete = int(np.sum(np.any(arr == None, axis=1)))  # noqa: E711 (object array)
+        incomplete = int(np.sum(np.any(np.isnan(self.to_matrix().values), axis=1)))
         if incomplete:
             raise ValueError(
                 f"pattern counts need a complete design; {incomplete} of {arr.shape[0]} units "

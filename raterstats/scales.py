@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import polars as pl
@@ -408,15 +408,35 @@ class Collapse:
         """New code for every code of ``source`` (raises if a level is unmapped)."""
         if not isinstance(source, _CategoricalScale):
             raise TypeError(f"{self.name}: can only collapse a categorical scale, not {source!r}")
-        keyed: dict[int, Level] = {}
-        for old, new in self.mapping.items():
-            keyed[source.code_of(old)] = new  # type: ignore[arg-type]
-        missing = [format_level(lv) for i, lv in enumerate(source.levels) if i not in keyed]
-        if missing:
-            raise ValueError(
-                f"{self.name}: levels {missing} of {source!r} have no target; map every level"
-            )
-        return [self.target.code_of(keyed[i]) for i in range(source.n_levels)]
+        targets = _per_level(self.mapping, source, self.name, "no target; map every level")
+        return [self.target.code_of(t) for t in targets]
+
+
+def _key_text(key: Hashable) -> str:
+    return format_level(key) if _is_number(key) else str(key)  # type: ignore[arg-type]
+
+
+def _per_level(
+    mapping: Mapping[Hashable, Any], source: _CategoricalScale, name: str, missing_msg: str
+) -> list[Any]:
+    """The mapping's value for each level of ``source`` (keys: levels, their text or labels)."""
+    by_text = {_key_text(k): v for k, v in mapping.items()}
+    out: list[Any] = []
+    missing = []
+    for i, lv in enumerate(source.levels):
+        keys = [format_level(lv)]
+        if source.labels is not None:
+            keys.append(source.labels[i])
+        hit = next((by_text[k] for k in keys if k in by_text), _MISSING)
+        if hit is _MISSING:
+            missing.append(format_level(lv))
+        out.append(hit)
+    if missing:
+        raise ValueError(f"{name}: levels {missing} of {source!r} have {missing_msg}")
+    return out
+
+
+_MISSING = object()
 
 
 @dataclass(frozen=True)
@@ -443,11 +463,7 @@ class ScoreMap:
         """Score for every code of ``source`` (raises if a level has no score)."""
         if not isinstance(source, _CategoricalScale):
             raise TypeError(f"{self.name}: can only score a categorical scale, not {source!r}")
-        keyed = {source.code_of(k): float(v) for k, v in self.mapping.items()}  # type: ignore[arg-type]
-        missing = [format_level(lv) for i, lv in enumerate(source.levels) if i not in keyed]
-        if missing:
-            raise ValueError(f"{self.name}: levels {missing} of {source!r} have no score")
-        return [keyed[i] for i in range(source.n_levels)]
+        return [float(v) for v in _per_level(self.mapping, source, self.name, "no score")]
 
 
 #: 5-point Likert to 3 points: Disagree / Partially disagree -> -1, Neutral -> 0,

@@ -1,0 +1,31 @@
+"""Shared fixtures and settings of the test suite."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from raterstats.simulate import SimulatedStudy, clinical_qa_study
+
+settings.register_profile(
+    "default",
+    deadline=None,
+    max_examples=60,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+@pytest.fixture(scope="session")
+def study() -> SimulatedStudy:
+    """The built-in clinical-QA study at its default seed."""
+    return clinical_qa_study()
+
+
+@pytest.fixture(scope="session")
+def small_study() -> SimulatedStudy:
+    """A small clinical-QA study (10 questions) for fast tests."""
+    return clinical_qa_study(n_questions=10, random_seed=7)
