@@ -75,6 +75,17 @@ def label_distribution(ratings: Ratings, scheme: str) -> pl.DataFrame:
     )
 
 
+def _wide_shares(dist: pl.DataFrame) -> pl.DataFrame:
+    """Label distribution with one column per rating level (shares in %) for reading."""
+    keys = [c for c in dist.columns if c not in (S.RATING, "n", "share", "scheme")]
+    levels = sorted(dist.get_column(S.RATING).unique().to_list(), key=float)
+    wide = dist.with_columns((100 * pl.col("share")).round(1).alias("pct")).pivot(
+        on=S.RATING, index=keys, values="pct"
+    )
+    # a level nobody used in a cell is 0 %, the levels are those of this scheme's scale
+    return wide.select(*keys, *levels).fill_null(0.0)
+
+
 def run_demo(out: str | Path, *, progress: Progress | None = None) -> DemoResult:
     """Run the demo analysis of the built-in study and write the report folder.
 
@@ -143,7 +154,10 @@ def run_demo(out: str | Path, *, progress: Progress | None = None) -> DemoResult
         "relevance and safety: 1 if at least one sentence is rated positive). First ratings "
         "only; shares within dimension and rater kind.",
         "",
-        _md_table(dist.with_columns(pl.col("share").round(3))),
+        *[
+            f"**{name}** (% of ratings)\n\n" + _md_table(_wide_shares(part)) + "\n"
+            for (name,), part in dist.group_by("scheme", maintain_order=True)
+        ],
         "",
         "## Files",
         "",
