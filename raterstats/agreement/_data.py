@@ -206,7 +206,8 @@ def as_matrix(data: Any, *, what: str = "ratings") -> tuple[np.ndarray, tuple[An
         arr = np.asarray(data.values)
     else:
         try:
-            arr = np.asarray(data)
+            # nested lists keep their Python types (NumPy would turn [1, "a"] into text)
+            arr = np.asarray(data, dtype=object if isinstance(data, list | tuple) else None)
         except ValueError as err:
             raise AgreementInputError(
                 [
@@ -214,6 +215,10 @@ def as_matrix(data: Any, *, what: str = "ratings") -> tuple[np.ndarray, tuple[An
                     "same length, with None/NaN for missing ratings"
                 ]
             ) from None
+    if arr.ndim == 1 and arr.dtype == object and any(isinstance(r, list | tuple) for r in arr):
+        raise AgreementInputError(
+            [f"{what}: rows have different lengths; use None/NaN for missing ratings"]
+        )
     if arr.ndim != 2:
         raise AgreementInputError(
             [f"{what}: expected a 2-d units x raters matrix, got an array with shape {arr.shape}"]

@@ -443,8 +443,9 @@ def krippendorff_interval_parts(unit: IntArray, x: FloatArray, n_units: int) -> 
     """Krippendorff's interval alpha from raw numeric values, without a category table.
 
     Uses ``sum_{i != j in u} (x_i - x_j)**2 = 2 m_u S2_u - 2 S1_u**2`` per unit and the same
-    identity over all pairable values for the expected disagreement. Values are centred first
-    (alpha is shift invariant), which keeps the moments numerically stable.
+    identity over all pairable values for the expected disagreement. Values are shifted by an
+    observed value first (alpha is shift invariant), which keeps the moments numerically
+    stable.
     """
     unit = np.asarray(unit, dtype=np.int64)
     x = np.asarray(x, dtype=np.float64)
@@ -452,7 +453,9 @@ def krippendorff_interval_parts(unit: IntArray, x: FloatArray, n_units: int) -> 
     pairable = m >= 2
     keep = pairable[unit]
     if keep.any():
-        x = x - x[keep].mean()
+        # shift by one observed value: identical values become exactly 0 (so the expected
+        # disagreement of constant data is exactly 0), spread stays at data scale
+        x = x - x[keep][0]
     xs = np.where(keep, x, 0.0)
     s1 = np.bincount(unit, weights=xs, minlength=n_units)
     s2 = np.bincount(unit, weights=xs * xs, minlength=n_units)
@@ -490,6 +493,8 @@ def ordinal_midranks(unit: IntArray, x: FloatArray, n_units: int) -> FloatArray:
 # ----------------------------------------------------------------------------------------
 ICC_FORMS: dict[str, tuple[int, str]] = {
     "1": (1, "1"),
+    "2": (2, "1"),
+    "3": (3, "1"),
     "11": (1, "1"),
     "21": (2, "1"),
     "A1": (2, "1"),
@@ -540,7 +545,7 @@ def icc_parts(x: FloatArray, model: int, unit: str, keep: NDArray[np.bool_] | No
     keep = np.ones(x.shape[0], dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
     x = np.where(keep[:, None], x, 0.0)
     if keep.any():
-        x = np.where(keep[:, None], x - x[keep].mean(), 0.0)
+        x = np.where(keep[:, None], x - x[keep][0, 0], 0.0)
     rows = x.sum(axis=1)
     feats = np.column_stack([keep.astype(np.float64), rows, rows**2, (x**2).sum(axis=1), x])
 
@@ -574,7 +579,8 @@ def icc_parts(x: FloatArray, model: int, unit: str, keep: NDArray[np.bool_] | No
         too_few = ~(n >= 2) | (k < 2)
         est, bad = _divide(num, den, scale=np.maximum(np.abs(sst), 1e-300))
         est = np.where(too_few, np.nan, est)
-        reason = np.where(too_few, REASON_TOO_FEW, np.where(bad, REASON_NO_VARIANCE, 0))
+        few = REASON_ONE_RATER if k < 2 else REASON_TOO_FEW
+        reason = np.where(too_few, few, np.where(bad, REASON_NO_VARIANCE, 0))
         return est, reason.astype(np.int64)
 
     return Parts(feats, finalize)

@@ -10,6 +10,7 @@ with at least two ratings, category prevalences over units with at least one.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -20,6 +21,7 @@ from raterstats.agreement import _kernels as K
 from raterstats.agreement._data import (
     AgreementInputError,
     Coded,
+    DegenerateAgreementWarning,
     encode,
     encode_matrix,
     is_ratings,
@@ -606,11 +608,24 @@ def fleiss_kappa_category(ratings: Any, *, categories: Categories = None) -> xr.
     """
     coded = encode(ratings, categories=categories, what="fleiss_kappa_category")
     _check_table(coded, "fleiss_kappa_category")
-    est, reason = K.fleiss_category(coded.counts())
-    bad = [coded.categories[j] for j in range(est.shape[0]) if np.isnan(est[j])]
-    if bad:
-        mask = int(np.bitwise_or.reduce(reason[np.isnan(est)]))
-        warn_degenerate(f"fleiss_kappa_category for categories {bad}", mask)
+    counts = coded.counts()
+    est, reason = K.fleiss_category(counts)
+    if np.any(reason & K.REASON_NO_PAIRS):
+        warn_degenerate("fleiss_kappa_category", K.REASON_NO_PAIRS)
+    elif np.any(np.isnan(est)):
+        used = counts.sum(axis=0)
+        total = used.sum()
+        never = [c for c, u in zip(coded.categories, used, strict=True) if u == 0]
+        always = [c for c, u in zip(coded.categories, used, strict=True) if u == total]
+        parts = ([f"no rating uses {never}"] if never else []) + (
+            [f"every rating is {always}"] if always else []
+        )
+        warnings.warn(
+            "fleiss_kappa_category is undefined (NaN) for categories whose prevalence is 0 or "
+            f"1 (p_j (1 - p_j) = 0): {'; '.join(parts)}.",
+            DegenerateAgreementWarning,
+            stacklevel=2,
+        )
     return xr.DataArray(
         est,
         dims=("category",),
