@@ -316,17 +316,14 @@ def _unique(vals: np.ndarray) -> tuple[np.ndarray, NDArray[np.int64]]:
     if vals.size and vals.dtype.kind in "iuf":
         lo = vals.min()
         hi = vals.max()
-        if (
-            np.isfinite(lo)
-            and np.isfinite(hi)
-            and hi - lo < 1_000_000
-            and (vals.dtype.kind in "iu" or bool(np.all(vals == np.floor(vals))))
-        ):
-            shifted = (vals - lo).astype(np.int64)
-            present = np.bincount(shifted) > 0
-            lut = np.cumsum(present) - 1
-            uniq = np.flatnonzero(present) + lo
-            return uniq.astype(vals.dtype), lut[shifted].astype(np.int64)
+        if np.isfinite(lo) and np.isfinite(hi) and hi - lo < 1_000_000:
+            diff = vals - lo
+            shifted = diff.astype(np.int64)
+            if vals.dtype.kind in "iu" or np.array_equal(shifted, diff):
+                present = np.bincount(shifted) > 0
+                lut = np.cumsum(present) - 1
+                uniq = np.flatnonzero(present) + lo
+                return uniq.astype(vals.dtype), lut[shifted]
     uniq, inverse = np.unique(vals, return_inverse=True)
     return uniq, inverse.astype(np.int64).ravel()
 

@@ -71,9 +71,8 @@ def _divide(
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
     bad = ~(np.abs(den) > _ZERO_TOL * np.asarray(scale, dtype=np.float64))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(bad, np.nan, num / np.where(bad, 1.0, den))
-    return out, bad
+    # where ``bad``, divide by 1 instead (no warning) and put NaN
+    return np.where(bad, np.nan, num / np.where(bad, 1.0, den)), bad
 
 
 class Parts(NamedTuple):
@@ -158,11 +157,15 @@ def _pairwise_agreement_columns(counts: IntArray, w: FloatArray) -> FloatArray:
     c = counts.astype(np.float64)
     r = c.sum(axis=1)
     valid = r >= 2
-    star = c @ np.asarray(w, dtype=np.float64).T
-    num = (c * (star - 1.0)).sum(axis=1)
-    den = np.where(valid, r * (r - 1.0), 1.0)
-    pa_i = np.where(valid, num / den, 0.0)
-    return np.column_stack([pa_i, valid.astype(np.float64)])
+    w = np.asarray(w, dtype=np.float64)
+    if np.array_equal(w, np.eye(w.shape[0])):
+        num = (c * c).sum(axis=1) - r  # sum_k r_ik (r_ik - 1)
+    else:
+        num = (c * (c @ w.T)).sum(axis=1) - r
+    out = np.empty((c.shape[0], 2))
+    out[:, 0] = np.where(valid, num / np.where(valid, r * (r - 1.0), 1.0), 0.0)
+    out[:, 1] = valid
+    return out
 
 
 def _prevalence_columns(counts: IntArray) -> FloatArray:
@@ -170,8 +173,10 @@ def _prevalence_columns(counts: IntArray) -> FloatArray:
     c = counts.astype(np.float64)
     r = c.sum(axis=1)
     valid = r >= 1
-    share = c / np.where(valid, r, 1.0)[:, None]
-    return np.column_stack([share, valid.astype(np.float64)])
+    out = np.empty((c.shape[0], c.shape[1] + 1))
+    np.divide(c, np.where(valid, r, 1.0)[:, None], out=out[:, :-1])
+    out[:, -1] = valid
+    return out
 
 
 def pairwise_agreement_parts(counts: IntArray, w: FloatArray) -> Parts:
@@ -418,8 +423,13 @@ def krippendorff_parts(counts: IntArray, values: FloatArray, level: str) -> Part
         return Parts(feats, finalize_ord)
 
     delta = _metric_matrix(level, values)
-    d_u = np.einsum("uk,kl,ul->u", cp, delta, cp) * inv
-    feats = np.column_stack([d_u, cp])
+    if level == "nominal":  # n_u' (1 - I) n_u = m_u^2 - sum_k n_uk^2
+        d_u = ((m * m) - (cp * cp).sum(axis=1)) * inv
+    else:
+        d_u = ((cp @ delta) * cp).sum(axis=1) * inv
+    feats = np.empty((c.shape[0], q + 1))
+    feats[:, 0] = d_u
+    feats[:, 1:] = cp
 
     def finalize(s: FloatArray) -> tuple[FloatArray, IntArray]:
         n_c = s[..., 1:]
