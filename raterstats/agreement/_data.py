@@ -399,11 +399,18 @@ def encode_ratings(
     (the default picks what the data hold), and the bootstrap cluster is the item.
     """
     dim, _ = _single_cell(ratings, what)
+    if categories is not None:
+        raise AgreementInputError(
+            [
+                f"{what}: a Ratings' scale declares its categories; leave categories=None (map "
+                "the scale with Ratings.collapse / Ratings.score to change them)"
+            ]
+        )
     scale = ratings.scale_for(dim)
     has_levels = len(scale.levels) > 0
     mat = ratings.to_matrix(
         level=level,  # type: ignore[arg-type]
-        values="code" if has_levels and categories is None else "value",
+        values="code" if has_levels else "value",
         repeats=repeats,  # type: ignore[arg-type]
     )
     arr = np.asarray(mat.values, dtype=np.float64)
@@ -413,13 +420,13 @@ def encode_ratings(
     missing = np.isnan(arr)
     rows, cols = np.nonzero(~missing)
     vals = arr[rows, cols]
-    if has_levels and categories is None:
+    if has_levels:
         code = vals.astype(np.int64)
         cats = tuple(scale.levels)
         values = np.asarray(scale.values, dtype=np.float64)
         numeric = bool(getattr(scale, "numeric", all(_is_number(c) for c in cats)))
     else:
-        code, cats, values, numeric = _factorize(vals, categories, what=what)
+        code, cats, values, numeric = _factorize(vals, None, what=what)
     return Coded(
         unit=rows.astype(np.int64),
         rater=cols.astype(np.int64),
@@ -433,6 +440,8 @@ def encode_ratings(
         n_clusters=int(np.unique(items).shape[0]),
         kind=scale.kind,
         rater_labels=raters,
+        # a nominal scale's level order carries no distance: no weights, no ordinal metric
+        ordered=scale.kind != "nominal",
     )
 
 

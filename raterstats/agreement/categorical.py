@@ -10,6 +10,7 @@ with at least two ratings, category prevalences over units with at least one.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -38,6 +39,14 @@ _MAX_CELLS = 100_000_000
 
 
 def _check_ordered(coded: Coded, what: str, need: str) -> None:
+    if not coded.ordered and coded.kind == "nominal":
+        raise AgreementInputError(
+            [
+                f"{what}: {need} needs ordered categories, but the scale is nominal "
+                f"{list(coded.categories)}; use an OrdinalScale, or Ratings.score(...) for "
+                "numeric scores"
+            ]
+        )
     if not coded.ordered:
         raise AgreementInputError(
             [
@@ -734,30 +743,65 @@ def krippendorff_alpha(
 # ----------------------------------------------------------------------------------------
 # intra-rater agreement
 # ----------------------------------------------------------------------------------------
-def _pairs_from_ratings(ratings: Any, categories: Categories) -> Coded:
+def repeat_pairs_coded(ratings: Any, *, what: str = "intra_rater_agreement") -> Coded:
+    """First and repeated ratings of one dimension x design as a two-column :class:`Coded`
+    (one unit per rater x item x segment pair, clustered by item)."""
     from raterstats.agreement._data import _single_cell
 
-    dim, _ = _single_cell(ratings, "intra_rater_agreement")
+    dim, _ = _single_cell(ratings, what)
     pairs = ratings.repeat_pairs()
     if pairs.height == 0:
         raise AgreementInputError(
-            ["intra_rater_agreement: the ratings have no repeated ratings (repeat = True)"]
+            [f"{what}: the ratings have no repeated ratings (repeat = True) to pair"]
         )
     scale = ratings.scale_for(dim)
-    if categories is None and len(scale.levels) > 0:
-        cats: Categories = dict(zip(scale.levels, np.asarray(scale.values).tolist(), strict=True))
+    cats: Categories = None
+    first = pairs.get_column("first").to_list()
+    rep = pairs.get_column("repeat").to_list()
+    if len(scale.levels) > 0:
+        cats = dict(zip(scale.levels, np.asarray(scale.values).tolist(), strict=True))
         lookup = {float(v): lv for lv, v in zip(scale.levels, scale.values, strict=True)}
-        first = [lookup[float(v)] for v in pairs.get_column("first").to_list()]
-        rep = [lookup[float(v)] for v in pairs.get_column("repeat").to_list()]
-    else:
-        cats = categories
-        first = pairs.get_column("first").to_list()
-        rep = pairs.get_column("repeat").to_list()
+        first = [lookup[float(v)] for v in first]
+        rep = [lookup[float(v)] for v in rep]
     mat = np.empty((len(first), 2), dtype=object)
     mat[:, 0] = first
     mat[:, 1] = rep
-    coded = encode_matrix(mat, categories=cats, what="intra_rater_agreement")
-    return coded
+    coded = encode_matrix(mat, categories=cats, what=what)
+    items = np.asarray(pairs.get_column("item").to_list())
+    _, cluster = np.unique(items, return_inverse=True)
+    return dataclasses.replace(
+        coded,
+        cluster=cluster.astype(np.int64).ravel(),
+        n_clusters=int(np.unique(items).shape[0]),
+        kind=scale.kind,
+        ordered=scale.kind != "nominal",
+    )
+
+
+@register("intra_rater_agreement")
+def _prepare_intra(
+    coded: Coded,
+    *,
+    kind: Literal["percent", "kappa"] = "percent",
+    weights: Weights = "identity",
+    tolerance: float | None = None,
+) -> Prepared:
+    what = "intra_rater_agreement"
+    problems = []
+    if kind not in ("percent", "kappa"):
+        problems.append(f"{what}: kind must be 'percent' or 'kappa', not {kind!r}")
+    if kind == "kappa" and tolerance is not None:
+        problems.append(f"{what}: tolerance applies to kind='percent' only")
+    if coded.n_raters != 2:
+        problems.append(
+            f"{what}: expected two columns (first rating, repeated rating), got {coded.n_raters}"
+        )
+    if problems:
+        raise AgreementInputError(problems)
+    if kind == "percent":
+        pw = None if isinstance(weights, str) and weights == "identity" else weights
+        return _prepare_percent(coded, kind="pairwise", tolerance=tolerance, weights=pw)
+    return _prepare_cohen(coded, weights=weights)
 
 
 def intra_rater_agreement(
@@ -776,7 +820,8 @@ def intra_rater_agreement(
         A ``Ratings`` with ratings marked ``repeat`` (paired with the same rater's first
         rating of the same item, segment, dimension and design; one dimension and design),
         or an array of shape ``(n_pairs, 2)``: first rating, repeated rating, one row per
-        rater x unit.
+        rater x unit. In :func:`agreement` it is computed per cell from the repeat pairs,
+        with the item as bootstrap cluster.
     kind : {"percent", "kappa"}
         ``"percent"``: the share of pairs given the same rating (or within ``tolerance``).
         ``"kappa"``: Cohen's kappa between the first and the repeated ratings, pooled over
@@ -808,26 +853,15 @@ def intra_rater_agreement(
     0.5
     """
     what = "intra_rater_agreement"
-    if kind not in ("percent", "kappa"):
-        raise AgreementInputError([f"{what}: kind must be 'percent' or 'kappa', not {kind!r}"])
     if is_ratings(ratings):
-        coded = _pairs_from_ratings(ratings, categories)
+        if categories is not None:
+            raise AgreementInputError(
+                [f"{what}: a Ratings' scale declares its categories; leave categories=None"]
+            )
+        coded = repeat_pairs_coded(ratings)
     else:
         coded = encode_matrix(ratings, categories=categories, what=what)
-        if coded.n_raters != 2:
-            raise AgreementInputError(
-                [
-                    f"{what}: expected two columns (first rating, repeated rating), got "
-                    f"{coded.n_raters}"
-                ]
-            )
-    if kind == "percent":
-        pw = None if isinstance(weights, str) and weights == "identity" else weights
-        prepared = _prepare_percent(coded, kind="pairwise", tolerance=tolerance, weights=pw)
-    else:
-        if tolerance is not None:
-            raise AgreementInputError([f"{what}: tolerance applies to kind='percent' only"])
-        prepared = _prepare_cohen(coded, weights=weights)
+    prepared = _prepare_intra(coded, kind=kind, weights=weights, tolerance=tolerance)
     return finish(what, prepared, coded)
 
 

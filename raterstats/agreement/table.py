@@ -29,6 +29,7 @@ from raterstats.agreement._data import (
     is_ratings,
 )
 from raterstats.agreement._estimator import REGISTRY, Direct, Prepared, evaluate
+from raterstats.agreement.categorical import repeat_pairs_coded
 
 #: Names usable in ``agreement(statistics=...)``.
 AGREEMENT_STATISTICS: tuple[str, ...] = tuple(sorted(REGISTRY))
@@ -169,7 +170,10 @@ def _cells(
         for combo in sorted(combos, key=lambda c: tuple(str(v) for v in c)):
             if any(v is None for v in combo):
                 continue
-            sub = r.filter(**dict(zip(by, combo, strict=True))) if by else r
+            try:
+                sub = r.filter(**dict(zip(by, combo, strict=True))) if by else r
+            except (TypeError, KeyError) as err:
+                raise AgreementInputError([f"by: {err}"]) from None
             cells.append(((*prefix, *combo), sub))
     return coords, cells
 
@@ -199,7 +203,9 @@ def agreement(
         pairs (e.g. ``("krippendorff_alpha", {"level": "ordinal"})``); a mapping
         ``{label: spec}`` sets the labels. Options are those of the function of that name.
         Without options, the scale decides: Krippendorff's level follows the scale's kind
-        and the category domain is the scale's levels.
+        and the category domain is the scale's levels. ``"intra_rater_agreement"`` is
+        computed from each cell's repeated ratings (first vs repeat, clustered by item);
+        all other statistics use the first ratings only.
     by : sequence of str
         Columns that split the ratings into cells (each must be a ``Ratings`` column:
         ``dimension``, ``design``, ``group``, ``system``, ``question``, ``rater_kind``).
@@ -307,25 +313,20 @@ def agreement(
     for (key, sub), cell_seed in zip(cells, cell_seeds, strict=False):
         pos = tuple(index[k][v] for k, v in zip(coords, key, strict=True))
         where = ", ".join(f"{k}={v}" for k, v in zip(coords, key, strict=True)) or "all"
-        try:
-            if is_ratings(sub):
-                coded = encode_ratings(sub, level=level, what=f"agreement [{where}]")
-                unit_level[pos] = "segment" if _is_segment(sub, level) else "item"
-            else:
-                coded = encode_matrix(sub, what="agreement")
-                unit_level[pos] = "unit"
-        except AgreementInputError as err:
-            errors.extend(err.problems)
-            continue
-        rng = np.random.default_rng(cell_seed)
-        chunk = max(1, min(int(n_boot), 2_000_000 // max(coded.n_clusters, 1)))
-        resamples = (
-            K.resample_counts(rng, coded.n_clusters, int(n_boot), chunk)
-            if (n_boot and coded.n_clusters)
-            else []
-        )
+        cell = _Cell(sub, level, where, cell_seed, int(n_boot))
+        if is_ratings(sub):
+            unit_level[pos] = "segment" if _is_segment(sub, level) else "item"
+        else:
+            unit_level[pos] = "unit"
         for s, (label, name, opts) in enumerate(specs):
             at = (s, *pos)
+            try:
+                coded, resamples, n_raters = cell.source(
+                    "pairs" if name == "intra_rater_agreement" else "ratings"
+                )
+            except AgreementInputError as err:
+                errors.extend(p for p in err.problems if p not in errors)
+                continue
             try:
                 prepared = REGISTRY[name].prepare(coded, **opts)
             except AgreementInputError as err:
@@ -336,10 +337,10 @@ def agreement(
             arrays["estimate"][at] = est
             arrays["n_units"][at] = int(usable.sum())
             arrays["n_items"][at] = int(np.unique(coded.cluster[usable]).shape[0])
-            arrays["n_raters"][at] = coded.n_active_raters()
+            arrays["n_raters"][at] = n_raters
             arrays["n_ratings"][at] = int(coded.unit.shape[0])
             if np.isnan(est):
-                if coded.n_active_raters() < 2:
+                if n_raters < 2 and name != "intra_rater_agreement":
                     reason |= K.REASON_ONE_RATER
                 undefined.append(f"{label} [{where}]: {K.explain(reason or 1)}")
             if resamples:
@@ -379,6 +380,67 @@ def agreement(
     ds["ci_low"].attrs["description"] = f"{ci_prob:.0%} percentile bootstrap lower bound"
     ds["ci_high"].attrs["description"] = f"{ci_prob:.0%} percentile bootstrap upper bound"
     return ds
+
+
+class _Cell:
+    """One cell of the result: its data encoded on demand (all first ratings, or the repeat
+    pairs for intra-rater agreement), with the bootstrap resamples of its items. Every
+    statistic of the cell uses the same resamples of the same encoding."""
+
+    _KINDS = ("ratings", "pairs")
+
+    def __init__(
+        self, sub: Any, level: str | None, where: str, seed: np.random.SeedSequence, n_boot: int
+    ) -> None:
+        self.sub = sub
+        self.level = level
+        self.what = f"agreement [{where}]"
+        self.seed = seed
+        self.n_boot = n_boot
+        self._cache: dict[str, tuple[Coded, list[np.ndarray], int] | AgreementInputError] = {}
+
+    def source(self, kind: str) -> tuple[Coded, list[np.ndarray], int]:
+        """``(coded, resamples, n_raters)``; raises the (cached) input error if any."""
+        if kind not in self._cache:
+            try:
+                coded, n_raters = self._encode(kind)
+            except AgreementInputError as err:
+                self._cache[kind] = err
+            else:
+                chunk = max(1, min(self.n_boot, 2_000_000 // max(coded.n_clusters, 1)))
+                # one independent stream per kind: adding a statistic of the other kind does
+                # not change these resamples
+                rng = np.random.default_rng(
+                    np.random.SeedSequence(
+                        self.seed.entropy,
+                        spawn_key=(*self.seed.spawn_key, self._KINDS.index(kind)),
+                    )
+                )
+                resamples = (
+                    K.resample_counts(rng, coded.n_clusters, self.n_boot, chunk)
+                    if (self.n_boot and coded.n_clusters)
+                    else []
+                )
+                self._cache[kind] = (coded, resamples, n_raters)
+        got = self._cache[kind]
+        if isinstance(got, AgreementInputError):
+            raise got
+        return got
+
+    def _encode(self, kind: str) -> tuple[Coded, int]:
+        sub = self.sub
+        if kind == "pairs":
+            if not is_ratings(sub):
+                raise AgreementInputError(
+                    [f"{self.what}: intra_rater_agreement needs a Ratings with repeated ratings"]
+                )
+            coded = repeat_pairs_coded(sub, what=self.what)
+            return coded, int(sub.repeat_pairs().get_column("rater").n_unique())
+        if is_ratings(sub):
+            coded = encode_ratings(sub, level=self.level, what=self.what)
+        else:
+            coded = encode_matrix(sub, what="agreement")
+        return coded, coded.n_active_raters()
 
 
 def _is_segment(sub: Any, level: str | None) -> bool:

@@ -221,7 +221,7 @@ def test_vectorised_bootstrap_equals_resampling_the_data(name):
     m[rng.random(m.shape) < 0.15] = np.nan
     if name in ("icc", "kendall_w"):
         m = rng.integers(1, 6, size=(units, raters)).astype(float)
-    if name == "cohen_kappa":
+    if name in ("cohen_kappa", "intra_rater_agreement"):
         m = m[:, :2]
     coded = encode_matrix(m)
     cluster = np.repeat(np.arange(n_items), seg_per_item)
@@ -249,3 +249,52 @@ def test_intra_rater_agreement_from_ratings(study):
     assert -1.0 <= kappa <= 1.0
     with pytest.raises(AgreementInputError, match="dimensions"):
         intra_rater_agreement(study.filter(design="coarse"))
+
+
+def test_intra_rater_agreement_per_cell(study):
+    stats = ["fleiss_kappa", "intra_rater_agreement",
+             ("intra_rater_agreement", {"kind": "kappa"})]
+    ds = agreement(study, stats, n_boot=100, random_seed=4)
+    for dim in study.dimensions:
+        for design in study.designs:
+            cell = study.filter(dimension=dim, design=design)
+            at = ds.sel(dimension=dim, design=design)
+            assert at["estimate"].sel(statistic="intra_rater_agreement").item() == pytest.approx(
+                intra_rater_agreement(cell)
+            )
+            assert at["estimate"].sel(
+                statistic="intra_rater_agreement[kind=kappa]"
+            ).item() == pytest.approx(intra_rater_agreement(cell, kind="kappa"))
+            pairs = cell.repeat_pairs()
+            intra = at.sel(statistic="intra_rater_agreement")
+            assert intra["n_units"].item() == pairs.height
+            assert intra["n_items"].item() == pairs.get_column("item").n_unique()
+            assert intra["n_raters"].item() == pairs.get_column("rater").n_unique()
+    # the intra-rater resamples are an independent stream: other intervals do not move
+    alone = agreement(study, ["fleiss_kappa"], n_boot=100, random_seed=4)
+    xr.testing.assert_equal(
+        alone["ci_low"].sel(statistic="fleiss_kappa"),
+        ds["ci_low"].sel(statistic="fleiss_kappa"),
+    )
+
+
+def test_nominal_scales_refuse_weights_and_categories_come_from_the_scale():
+    frame = pl.DataFrame(
+        {
+            "item": ["a", "a", "b", "b", "c", "c"],
+            "rater": ["x", "y"] * 3,
+            "rating": ["yes", "no", "no", "no", "yes", "yes"],
+        }
+    )
+    from raterstats import NominalScale
+
+    r = read_ratings(frame, scale=NominalScale(["yes", "no"]))
+    assert np.isfinite(fleiss_kappa(r))
+    with pytest.raises(AgreementInputError, match="scale is nominal"):
+        fleiss_kappa(r, weights="quadratic")
+    with pytest.raises(AgreementInputError, match="scale is nominal"):
+        krippendorff_alpha(r, level="interval")
+    with pytest.raises(AgreementInputError, match="declares its categories"):
+        fleiss_kappa(r, categories=["yes", "no", "maybe"])
+    with pytest.raises(AgreementInputError, match="by:"):
+        agreement(r, ["fleiss_kappa"], by=["source_row"], n_boot=0)
