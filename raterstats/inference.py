@@ -1,0 +1,407 @@
+"""Inference engines for any PyMC model, returning one consistent ``xr.DataTree`` shape.
+
+:func:`run_inference` runs
+
+* ``method="nuts"``: NUTS by nutpie (default; numba-compiled, chains in parallel threads),
+  PyMC's own NUTS (``sampler="pymc"``) or NumPyro (``sampler="numpyro"``, needs the ``jax``
+  extra: ``pip install 'raterstats[jax]'``);
+* ``method="map"``: the posterior mode by L-BFGS (``pm.find_MAP``);
+* ``method="advi"``: a mean-field Gaussian approximation (``pm.fit``), ``draws`` draws of it.
+
+Whatever the engine, the result has a ``posterior`` group with dims ``(chain, draw, ...)``
+(MAP: ``chain=1, draw=1``; ADVI: ``chain=1``) carrying the model's coordinates, and a
+``sample_stats`` group with harmonised names: ``lp`` (log density), and for NUTS
+``diverging``, ``tree_depth``, ``reached_max_treedepth``, ``energy``, ``step_size``,
+``acceptance_rate`` and ``n_steps``. Groups are netCDF-safe (no object arrays). Model
+fits add the data, log-likelihood and attributes (:meth:`raterstats.models.base.Model.fit`).
+
+Seeds: :func:`resolve_seed` turns ``None`` into a fresh seed that is recorded, so every run
+can be repeated; the same seed gives identical draws (for nutpie and PyMC, chains are
+seeded from it deterministically).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import time
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pymc as pm
+import xarray as xr
+
+#: Inference methods for PyMC models (``"em"`` is model-specific).
+METHODS = ("nuts", "map", "advi")
+#: NUTS samplers.
+SAMPLERS = ("nutpie", "pymc", "numpyro")
+
+_NUTPIE_RENAME = {
+    "depth": "tree_depth",
+    "maxdepth_reached": "reached_max_treedepth",
+    "logp": "lp",
+    "mean_tree_accept": "acceptance_rate",
+}
+_KEEP_STATS = (
+    "lp",
+    "diverging",
+    "tree_depth",
+    "reached_max_treedepth",
+    "energy",
+    "energy_error",
+    "max_energy_error",
+    "step_size",
+    "step_size_bar",
+    "acceptance_rate",
+    "n_steps",
+)
+
+
+def resolve_seed(random_seed: int | None) -> int:
+    """The seed to use: ``random_seed`` itself, or a fresh one when None.
+
+    Examples
+    --------
+    >>> resolve_seed(7)
+    7
+    >>> 0 <= resolve_seed(None) < 2**31
+    True
+    """
+    if random_seed is None:
+        return int(np.random.SeedSequence().generate_state(1)[0] % (2**31 - 1))
+    if isinstance(random_seed, bool) or not isinstance(random_seed, int | np.integer):
+        raise TypeError(f"random_seed must be an int or None, not {random_seed!r}")
+    if random_seed < 0:
+        raise ValueError("random_seed must be non-negative")
+    return int(random_seed)
+
+
+def _n_cores(chains: int, cores: int | None) -> int:
+    n = cores if cores is not None else (os.cpu_count() or 1)
+    return max(1, min(int(n), int(chains)))
+
+
+def _model_dims(model: pm.Model) -> dict[str, tuple[str, ...]]:
+    return {k: tuple(v) for k, v in model.named_vars_to_dims.items() if v is not None}
+
+
+def _model_coords(model: pm.Model) -> dict[str, Any]:
+    return {k: np.asarray(v) for k, v in model.coords.items() if v is not None}
+
+
+def draws_to_datatree(
+    values: Mapping[str, np.ndarray],
+    model: pm.Model,
+    *,
+    sample_stats: Mapping[str, np.ndarray] | None = None,
+) -> xr.DataTree:
+    """Posterior draws ``{name: array (chain, draw, ...)}`` as a DataTree with the model's
+    coordinates (used for MAP and EM results, ``chain=1, draw=1``).
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm
+    >>> with pm.Model(coords={"rater": ["a", "b"]}) as m:
+    ...     x = pm.Normal("x", dims="rater")
+    >>> dt = draws_to_datatree({"x": np.zeros((1, 1, 2))}, m)
+    >>> dt.posterior["x"].dims
+    ('chain', 'draw', 'rater')
+    """
+    dims = _model_dims(model)
+    coords = _model_coords(model)
+    return _assemble(values, dims, coords, sample_stats)
+
+
+def _assemble(
+    values: Mapping[str, np.ndarray],
+    dims: Mapping[str, tuple[str, ...]],
+    coords: Mapping[str, Any],
+    sample_stats: Mapping[str, np.ndarray] | None,
+) -> xr.DataTree:
+    post = {}
+    for name, arr in values.items():
+        arr = np.asarray(arr)
+        d = dims.get(name)
+        if d is None or len(d) != arr.ndim - 2:
+            d = tuple(f"{name}_dim_{i}" for i in range(arr.ndim - 2))
+        post[name] = xr.Variable(("chain", "draw", *d), arr)
+    n_chain, n_draw = next(iter(values.values())).shape[:2] if values else (1, 1)
+    base_coords = {"chain": np.arange(n_chain), "draw": np.arange(n_draw)}
+    used = {dim for v in post.values() for dim in v.dims}
+    c = {**base_coords, **{k: v for k, v in coords.items() if k in used}}
+    posterior = xr.Dataset(post, coords=c)
+    out = xr.DataTree()
+    out["posterior"] = xr.DataTree(posterior)
+    stats = {k: (("chain", "draw"), np.asarray(v)) for k, v in (sample_stats or {}).items()}
+    out["sample_stats"] = xr.DataTree(xr.Dataset(stats, coords=base_coords))
+    return out
+
+
+def _clean_stats(ds: xr.Dataset) -> xr.Dataset:
+    ds = ds.rename({k: v for k, v in _NUTPIE_RENAME.items() if k in ds and v not in ds})
+    keep = [k for k in _KEEP_STATS if k in ds]
+    ds = ds[keep]
+    for k in list(ds.data_vars):
+        if ds[k].dtype.kind == "u":
+            ds[k] = ds[k].astype(np.int64)
+    if "tree_depth" in ds and "reached_max_treedepth" not in ds:
+        ds["reached_max_treedepth"] = ds["tree_depth"] >= ds["tree_depth"].max()
+    return ds
+
+
+def _finish_nuts(dt: xr.DataTree, seconds: float, sampler: str) -> xr.DataTree:
+    out = xr.DataTree()
+    out["posterior"] = xr.DataTree(dt["posterior"].to_dataset())
+    out["sample_stats"] = xr.DataTree(_clean_stats(dt["sample_stats"].to_dataset()))
+    out["posterior"].attrs.update({"sampling_time": seconds, "sampler": sampler})
+    return out
+
+
+def _nutpie(
+    model: pm.Model,
+    *,
+    draws: int,
+    tune: int,
+    chains: int,
+    seed: int,
+    progress: bool,
+    initial_values: Mapping[str, Any] | None,
+    target_accept: float | None,
+    cores: int | None,
+    **kwargs: Any,
+) -> xr.DataTree:
+    import nutpie
+
+    compile_kw: dict[str, Any] = {}
+    if initial_values:
+        compile_kw["initial_points"] = dict(initial_values)
+    compiled = nutpie.compile_pymc_model(model, **compile_kw)
+    sample_kw = dict(kwargs)
+    if target_accept is not None:
+        sample_kw["target_accept"] = target_accept
+    t0 = time.perf_counter()
+    dt = nutpie.sample(
+        compiled,
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=_n_cores(chains, cores),
+        seed=seed,
+        progress_bar=progress,
+        save_warmup=False,
+        **sample_kw,
+    )
+    assert isinstance(dt, xr.DataTree)  # blocking=True returns the trace
+    return _finish_nuts(dt, time.perf_counter() - t0, "nutpie")
+
+
+def _pymc_sample(
+    model: pm.Model,
+    *,
+    nuts_sampler: str,
+    draws: int,
+    tune: int,
+    chains: int,
+    seed: int,
+    progress: bool,
+    initial_values: Mapping[str, Any] | None,
+    target_accept: float | None,
+    cores: int | None,
+    **kwargs: Any,
+) -> xr.DataTree:
+    kw = dict(kwargs)
+    if target_accept is not None:
+        kw["target_accept"] = target_accept
+    t0 = time.perf_counter()
+    dt = pm.sample(
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=_n_cores(chains, cores),
+        random_seed=seed,
+        progressbar=progress,
+        quiet=not progress,
+        nuts_sampler=nuts_sampler,
+        initvals=dict(initial_values) if initial_values else None,
+        compute_convergence_checks=False,
+        model=model,
+        **kw,
+    )
+    assert isinstance(dt, xr.DataTree)
+    return _finish_nuts(dt, time.perf_counter() - t0, nuts_sampler)
+
+
+def _map(
+    model: pm.Model,
+    *,
+    seed: int,
+    progress: bool,
+    initial_values: Mapping[str, Any] | None,
+    **kwargs: Any,
+) -> xr.DataTree:
+    res = pm.find_MAP(
+        model=model,
+        initvals=dict(initial_values) if initial_values else None,
+        random_seed=seed,
+        progressbar=progress,
+        return_inferencedata=True,
+        jitter=False,
+        **kwargs,
+    )
+    assert isinstance(res, xr.DataTree)
+    post = res["posterior"].to_dataset()
+    names = [v.name for v in model.free_RVs] + [v.name for v in model.deterministics]
+    post = post[[n for n in names if n in post]]
+    opt = res["optimizer_result"].to_dataset() if "optimizer_result" in res.children else None
+    lp = -float(opt["fun"]) if opt is not None and "fun" in opt else np.nan
+    out = xr.DataTree()
+    out["posterior"] = xr.DataTree(post)
+    coords = {"chain": post["chain"].values, "draw": post["draw"].values}
+    stats = {"lp": (("chain", "draw"), np.array([[lp]]))}
+    if opt is not None and "success" in opt:
+        stats["converged"] = (("chain", "draw"), np.array([[bool(opt["success"])]]))
+    out["sample_stats"] = xr.DataTree(xr.Dataset(stats, coords=coords))
+    return out
+
+
+def _advi(
+    model: pm.Model,
+    *,
+    draws: int,
+    seed: int,
+    progress: bool,
+    initial_values: Mapping[str, Any] | None,
+    n: int = 20_000,
+    **kwargs: Any,
+) -> xr.DataTree:
+    approx = pm.fit(
+        n=n,
+        method="advi",
+        model=model,
+        random_seed=seed,
+        progressbar=progress,
+        start=dict(initial_values) if initial_values else None,
+        **kwargs,
+    )
+    sampled = approx.sample(draws, random_seed=seed + 1, return_inferencedata=True)
+    post = sampled["posterior"].to_dataset()
+    out = xr.DataTree()
+    out["posterior"] = xr.DataTree(post)
+    n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
+    stats = xr.Dataset(
+        coords={"chain": np.arange(n_chain), "draw": np.arange(n_draw)},
+    )
+    out["sample_stats"] = xr.DataTree(stats)
+    hist = np.asarray(approx.hist, dtype=float)
+    out["optimization"] = xr.DataTree(
+        xr.Dataset({"loss": (("iteration",), hist)}, coords={"iteration": np.arange(hist.size)})
+    )
+    return out
+
+
+def run_inference(
+    model: pm.Model,
+    *,
+    method: str = "nuts",
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 4,
+    random_seed: int | None = None,
+    sampler: str = "nutpie",
+    progress: bool = True,
+    initial_values: Mapping[str, Any] | None = None,
+    target_accept: float | None = None,
+    cores: int | None = None,
+    **kwargs: Any,
+) -> xr.DataTree:
+    """Run one inference method on a PyMC model.
+
+    Parameters
+    ----------
+    model : pm.Model
+        Any PyMC model with continuous free variables.
+    method : {"nuts", "map", "advi"}
+        NUTS draws, posterior mode (``chain=1, draw=1``), or ADVI draws (``chain=1``).
+    draws, tune, chains : int
+        Draws and tuning steps per chain, and chains (NUTS); draws from the approximation
+        (ADVI).
+    random_seed : int, optional
+        Seed (None: a fresh one).
+    sampler : {"nutpie", "pymc", "numpyro"}
+        NUTS implementation.
+    progress : bool
+        Progress bar.
+    initial_values : mapping, optional
+        Starting values of free variables by name (constrained space).
+    target_accept : float, optional
+        NUTS target acceptance rate.
+    cores : int, optional
+        Cores for parallel chains (default all, at most ``chains``).
+    **kwargs
+        Passed to the engine (e.g. ``n`` ADVI iterations, ``maxdepth`` for nutpie).
+
+    Returns
+    -------
+    xr.DataTree
+        ``posterior`` and ``sample_stats`` groups (ADVI adds ``optimization``).
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm
+    >>> with pm.Model() as m:
+    ...     mu = pm.Normal("mu")
+    ...     y = pm.Normal("y", mu, 1, observed=np.array([0.5, 1.5]))
+    >>> dt = run_inference(m, method="map", random_seed=1, progress=False)
+    >>> round(float(dt.posterior["mu"].item()), 3), dict(dt.posterior.sizes)
+    (0.667, {'chain': 1, 'draw': 1})
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {list(METHODS)}, not {method!r}")
+    seed = resolve_seed(random_seed)
+    for name, v in (("draws", draws), ("chains", chains)):
+        if int(v) < 1:
+            raise ValueError(f"{name} must be at least 1")
+    if int(tune) < 0:
+        raise ValueError("tune must be non-negative")
+    if method == "map":
+        return _map(model, seed=seed, progress=progress, initial_values=initial_values, **kwargs)
+    if method == "advi":
+        return _advi(
+            model,
+            draws=draws,
+            seed=seed,
+            progress=progress,
+            initial_values=initial_values,
+            **kwargs,
+        )
+    common: dict[str, Any] = {
+        "draws": int(draws),
+        "tune": int(tune),
+        "chains": int(chains),
+        "seed": seed,
+        "progress": progress,
+        "initial_values": initial_values,
+        "target_accept": target_accept,
+        "cores": cores,
+    }
+    if sampler == "nutpie":
+        return _nutpie(model, **common, **kwargs)
+    if sampler == "pymc":
+        return _pymc_sample(model, nuts_sampler="pymc", **common, **kwargs)
+    if sampler == "numpyro":
+        missing = [m for m in ("jax", "numpyro") if importlib.util.find_spec(m) is None]
+        if missing:
+            raise ImportError(
+                f"sampler='numpyro' needs {' and '.join(missing)}; install the jax extra: "
+                "pip install 'raterstats[jax]'"
+            )
+        with warnings.catch_warnings():
+            # numpyro warns about the number of host devices when chains > devices
+            warnings.filterwarnings("ignore", message=".*There are not enough devices.*")
+            return _pymc_sample(model, nuts_sampler="numpyro", **common, **kwargs)
+    raise ValueError(f"sampler must be one of {list(SAMPLERS)}, not {sampler!r}")
+
+
+__all__ = ["METHODS", "SAMPLERS", "draws_to_datatree", "resolve_seed", "run_inference"]

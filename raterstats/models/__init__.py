@@ -1,0 +1,22 @@
+"""Bayesian rater models: each a specification (priors and options) that fits
+:class:`~raterstats.Ratings` to an ``xr.DataTree`` (see :mod:`raterstats.models.base`)."""
+
+from raterstats.models.base import (
+    FIT_ATTRS,
+    Model,
+    ModelInputError,
+    Prior,
+    data_fingerprint,
+    model_from_datatree,
+    registered_models,
+)
+
+__all__ = [
+    "FIT_ATTRS",
+    "Model",
+    "ModelInputError",
+    "Prior",
+    "data_fingerprint",
+    "model_from_datatree",
+    "registered_models",
+]

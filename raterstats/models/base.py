@@ -1,0 +1,545 @@
+"""The model contract: a specification of priors and options that fits to a DataTree.
+
+A raterstats model is a *specification*: ``__init__`` stores named priors and options and
+nothing else; :meth:`Model.fit` takes :class:`~raterstats.Ratings` and returns a new
+``xr.DataTree`` in the ArviZ schema; the model object is never mutated, so one
+specification can be fitted to many data sets.
+
+Writing a model (the subclass contract)
+---------------------------------------
+A subclass sets the class attributes
+
+``name``
+    a short unique name (``"mace"``); it is written to ``dt.attrs["model"]`` and used by
+    :func:`model_from_datatree` to re-create the specification from a saved file;
+``default_priors``
+    ``{name: Prior}``, every prior the model uses, overridable by key
+    (``Model(priors={"competence": Prior("Beta", alpha=1, beta=1)})``);
+``default_options``
+    ``{name: value}``, JSON-serialisable keyword options of ``__init__`` with defaults;
+``methods``
+    the ``fit`` methods it supports (``("nuts", "map", "advi")`` unless it adds ``"em"``);
+
+and implements
+
+``build_model(data) -> pm.Model`` (required)
+    the PyMC model, with coordinates that carry the user's ids (``dims=`` on every variable);
+``prepare(ratings) -> data`` (optional)
+    check the ratings and turn them into whatever ``build_model`` and the hooks need (index
+    arrays, coordinates); the default returns the ratings unchanged. Raise
+    :class:`ModelInputError` listing every problem at once.
+
+Optional hooks, each with a default that works for any ``pm.Model`` whose likelihood is
+made of observed random variables:
+
+``initial_values(data) -> dict | None``
+    starting values of free variables (e.g. majority-vote initialisation);
+``data_groups(data, model) -> {"observed_data": Dataset, "constant_data": Dataset}``
+    default: the model's observed variables and ``pm.Data`` containers;
+``log_likelihood(dt, data, model) -> Dataset``
+    pointwise log-likelihood with ``(chain, draw, ...)`` dims; default
+    ``pm.compute_log_likelihood`` (one value per observed element). Latent-class models
+    override it to give one value per item, marginalised over the true class;
+``extra_groups(dt, data, model) -> {name: Dataset}``
+    more groups to store (e.g. ``label_posterior``);
+``posterior_predictive(dt, data, model, rng) -> Dataset``
+    replicated data; default ``pm.sample_posterior_predictive``;
+``fit_em(data, *, random_seed, progress, **options) -> DataTree``
+    a point-estimate fast path (only when ``"em"`` is in ``methods``); it returns the same
+    shape as ``method="map"``: posterior with ``chain=1, draw=1`` plus ``sample_stats``.
+
+:meth:`Model.fit` then runs the engine of :mod:`raterstats.inference`, adds the data
+groups, log-likelihood and extra groups, and stamps the attributes listed in
+:data:`FIT_ATTRS` (model name, priors and options as JSON, package version, data
+fingerprint, method, sampler, seed, draws, tune, chains), so that a saved file
+(``dt.to_netcdf``) reloads and is analysed exactly like a fresh fit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import polars as pl
+import pymc as pm
+import xarray as xr
+
+from raterstats import schema as S
+from raterstats._version import __version__
+from raterstats.inference import (
+    METHODS,
+    SAMPLERS,
+    resolve_seed,
+    run_inference,
+)
+from raterstats.ratings import Ratings
+
+Method = Literal["nuts", "map", "advi", "em"]
+Sampler = Literal["nutpie", "pymc", "numpyro"]
+
+#: Attributes every fit carries in ``dt.attrs`` (all strings or numbers, netCDF-safe).
+FIT_ATTRS = (
+    "model",
+    "priors",
+    "options",
+    "raterstats_version",
+    "data_fingerprint",
+    "method",
+    "sampler",
+    "random_seed",
+    "draws",
+    "tune",
+    "chains",
+    "fit_seconds",
+)
+
+_REGISTRY: dict[str, type[Model]] = {}
+
+
+class ModelInputError(ValueError):
+    """The ratings cannot be fitted by this model; the message lists every problem."""
+
+    def __init__(self, problems: list[str] | str) -> None:
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("; ".join(self.problems))
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, tuple | list):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    return v
+
+
+class Prior:
+    """A named prior distribution: a PyMC distribution name and its parameters.
+
+    Parameters are numbers or arrays (broadcast against the variable's dims). A model
+    documents how it reads each of its priors (its ``default_priors`` and card).
+
+    Examples
+    --------
+    >>> p = Prior("Beta", alpha=0.5, beta=0.5)
+    >>> p
+    Prior('Beta', alpha=0.5, beta=0.5)
+    >>> Prior.from_dict(p.to_dict()) == p
+    True
+    >>> p.mean()
+    0.5
+    """
+
+    __slots__ = ("dist", "params")
+
+    def __init__(self, dist: str, **params: Any) -> None:
+        if not isinstance(dist, str) or not hasattr(pm, dist):
+            raise ValueError(f"Prior: {dist!r} is not a PyMC distribution name")
+        self.dist = dist
+        self.params = {k: _jsonable(v) for k, v in params.items()}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"Prior({self.dist!r}{', ' if args else ''}{args})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Prior):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form: ``{"dist": name, **params}``."""
+        return {"dist": self.dist, **self.params}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Prior:
+        """Inverse of :meth:`to_dict`."""
+        d = dict(d)
+        return cls(d.pop("dist"), **d)
+
+    def param(self, key: str, default: Any = None) -> Any:
+        """One parameter as a float or a NumPy array (``default`` when absent)."""
+        if key not in self.params:
+            return default
+        v = self.params[key]
+        return np.asarray(v, dtype=float) if isinstance(v, list) else float(v)
+
+    def create(self, name: str, **kwargs: Any) -> Any:
+        """Create the random variable in the current ``pm.Model`` (``dims=`` etc. passed on)."""
+        params = {k: (np.asarray(v) if isinstance(v, list) else v) for k, v in self.params.items()}
+        return getattr(pm, self.dist)(name, **params, **kwargs)
+
+    def mean(self) -> float:
+        """Prior mean of the simple families used as defaults (Beta, Normal, HalfNormal)."""
+        if self.dist == "Beta":
+            a, b = float(self.params["alpha"]), float(self.params["beta"])
+            return a / (a + b)
+        if self.dist == "Normal":
+            return float(self.params.get("mu", 0.0))
+        if self.dist == "HalfNormal":
+            return float(self.params.get("sigma", 1.0)) * float(np.sqrt(2 / np.pi))
+        raise NotImplementedError(f"mean of {self.dist} priors")
+
+
+def _as_prior(key: str, v: Any) -> Prior:
+    if isinstance(v, Prior):
+        return v
+    if isinstance(v, Mapping) and "dist" in v:
+        return Prior.from_dict(v)
+    raise TypeError(f"prior {key!r}: give a Prior(...) or a mapping with a 'dist' key, not {v!r}")
+
+
+def data_fingerprint(ratings: Ratings) -> str:
+    """A SHA-256 fingerprint of the ratings' content (order-independent).
+
+    Two :class:`~raterstats.Ratings` with the same ratings (same items, segments, raters,
+    dimensions, designs, levels, repeats and gold labels) have the same fingerprint.
+
+    Examples
+    --------
+    >>> from raterstats.simulate import archehr_like_study
+    >>> r = archehr_like_study(n_cases=3, n_systems=2, random_seed=1).ratings
+    >>> data_fingerprint(r) == data_fingerprint(r.filter(dimension=list(r.dimensions)))
+    True
+    """
+    cols = [
+        c
+        for c in (S.ITEM, S.SEGMENT, S.RATER, S.DIMENSION, S.DESIGN, S.RATING, S.REPEAT, S.GOLD)
+        if c in ratings.data.columns
+    ]
+    frame = ratings.data.select([pl.col(c).cast(pl.String) for c in cols]).sort(cols)
+    h = hashlib.sha256()
+    h.update(",".join(cols).encode())
+    h.update(frame.write_csv().encode())
+    h.update(json.dumps({d: repr(s) for d, s in ratings.scales.items()}).encode())
+    return h.hexdigest()
+
+
+class Model:
+    """Base class of raterstats models (see the module docstring for the subclass contract).
+
+    Parameters
+    ----------
+    priors : mapping, optional
+        ``{name: Prior}`` overriding some of the model's ``default_priors``.
+    **options
+        Model options (keyword-only; the subclass lists them in ``default_options``).
+    """
+
+    name: ClassVar[str] = "model"
+    default_priors: ClassVar[dict[str, Prior]] = {}
+    default_options: ClassVar[dict[str, Any]] = {}
+    methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.name != "model":
+            _REGISTRY[cls.name] = cls
+
+    def __init__(self, *, priors: Mapping[str, Any] | None = None, **options: Any) -> None:
+        problems = []
+        merged = dict(self.default_priors)
+        for k, v in (priors or {}).items():
+            if k not in self.default_priors:
+                problems.append(f"unknown prior {k!r}; {self.name} priors: {list(merged)}")
+                continue
+            merged[k] = _as_prior(k, v)
+        opts = dict(self.default_options)
+        for k, v in options.items():
+            if k not in self.default_options:
+                problems.append(
+                    f"unknown option {k!r}; {self.name} options: {list(self.default_options)}"
+                )
+                continue
+            opts[k] = v
+        if problems:
+            raise TypeError("; ".join(problems))
+        self._priors = merged
+        self._options = opts
+        self._check_options()
+
+    # ------------------------------------------------------------------ specification
+
+    def _check_options(self) -> None:
+        """Validate options (subclasses raise ValueError listing problems)."""
+
+    @property
+    def priors(self) -> dict[str, Prior]:
+        """The priors in use (defaults overridden by the user's), by name."""
+        return dict(self._priors)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The options in use, by name."""
+        return dict(self._options)
+
+    def spec(self) -> dict[str, Any]:
+        """JSON-serialisable specification: model name, priors and options."""
+        return {
+            "model": self.name,
+            "priors": {k: p.to_dict() for k, p in self._priors.items()},
+            "options": _jsonable(self._options),
+        }
+
+    def __repr__(self) -> str:
+        changed = {k: v for k, v in self._options.items() if self.default_options.get(k) != v}
+        pri = {k: p for k, p in self._priors.items() if self.default_priors.get(k) != p}
+        parts = [f"{k}={v!r}" for k, v in changed.items()]
+        if pri:
+            parts.append(f"priors={pri!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Model):
+            return NotImplemented
+        return self.spec() == other.spec()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # ------------------------------------------------------------------ subclass hooks
+
+    def prepare(self, ratings: Ratings) -> Any:
+        """Check the ratings and make the data ``build_model`` needs (default: as is)."""
+        if not isinstance(ratings, Ratings):
+            raise TypeError(f"fit() takes a raterstats.Ratings, not {type(ratings).__name__}")
+        if ratings.n_ratings == 0:
+            raise ModelInputError("no ratings to fit")
+        return ratings
+
+    def build_model(self, data: Any) -> pm.Model:
+        """The PyMC model for prepared data (required in subclasses)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement build_model(data)")
+
+    def build(self, ratings: Ratings) -> pm.Model:
+        """The PyMC model of these ratings (``build_model(prepare(ratings))``)."""
+        return self.build_model(self.prepare(ratings))
+
+    def initial_values(self, data: Any) -> dict[str, np.ndarray] | None:
+        """Starting values of free variables by name (default: PyMC's)."""
+        return None
+
+    def data_groups(self, data: Any, model: pm.Model | None) -> dict[str, xr.Dataset]:
+        """``observed_data`` and ``constant_data`` groups (default: from the PyMC model;
+        ``model`` is None for ``method="em"``)."""
+        if model is None:
+            return {}
+        from pymc.backends.arviz import (
+            coords_and_dims_for_inferencedata,
+            dict_to_dataset,
+            find_constants,
+            find_observations,
+        )
+
+        coords, dims = coords_and_dims_for_inferencedata(model)
+        out = {}
+        for group, found in (
+            ("observed_data", find_observations(model)),
+            ("constant_data", find_constants(model)),
+        ):
+            if found:
+                out[group] = dict_to_dataset(
+                    found,
+                    inference_library=pm,
+                    coords=coords,
+                    dims=dims,
+                    sample_dims=[],
+                )
+        return out
+
+    def log_likelihood(
+        self, dt: xr.DataTree, data: Any, model: pm.Model | None
+    ) -> xr.Dataset | None:
+        """Pointwise log-likelihood (default: ``pm.compute_log_likelihood``)."""
+        if model is None or not model.observed_RVs:
+            return None
+        ll = pm.compute_log_likelihood(
+            dt, model=model, extend_inferencedata=False, progressbar=False
+        )
+        ds = ll.to_dataset() if isinstance(ll, xr.DataTree) else ll
+        return ds
+
+    def extra_groups(
+        self, dt: xr.DataTree, data: Any, model: pm.Model | None
+    ) -> dict[str, xr.Dataset]:
+        """More groups to store with the fit (default: none)."""
+        return {}
+
+    def posterior_predictive(
+        self, dt: xr.DataTree, data: Any, model: pm.Model | None, rng: np.random.Generator
+    ) -> xr.Dataset:
+        """Replicated data, one replicate per posterior draw (default: PyMC's)."""
+        if model is None:
+            raise NotImplementedError(f"{self.name}: no posterior predictive for this method")
+        seed = int(rng.integers(2**31 - 1))
+        pp = pm.sample_posterior_predictive(dt, model=model, random_seed=seed, progressbar=False)
+        return pp["posterior_predictive"].to_dataset()
+
+    def fit_em(self, data: Any, *, random_seed: int, progress: bool, **options: Any) -> xr.DataTree:
+        """Point estimates by EM (only models with ``"em"`` in ``methods``)."""
+        raise NotImplementedError(f"{self.name} has no EM fast path")
+
+    # ------------------------------------------------------------------ fitting
+
+    def fit(
+        self,
+        ratings: Ratings,
+        *,
+        method: Method = "nuts",
+        draws: int = 1000,
+        tune: int = 1000,
+        chains: int = 4,
+        random_seed: int | None = None,
+        sampler: Sampler = "nutpie",
+        progress: bool = True,
+        posterior_predictive: bool = False,
+        log_likelihood: bool = True,
+        target_accept: float | None = None,
+        cores: int | None = None,
+        **method_options: Any,
+    ) -> xr.DataTree:
+        """Fit the model and return a new ``xr.DataTree`` (ArviZ schema).
+
+        Parameters
+        ----------
+        ratings : Ratings
+            The data.
+        method : {"nuts", "map", "advi", "em"}
+            Full posterior by NUTS (default), posterior mode by optimisation, mean-field
+            variational approximation, or the model's EM fast path (point estimates).
+        draws, tune, chains : int
+            NUTS draws and tuning steps per chain, and number of chains (``draws`` is also
+            the number of draws taken from the ADVI approximation).
+        random_seed : int, optional
+            Seed; the same seed gives the same numbers. When None a seed is drawn and
+            recorded in ``dt.attrs["random_seed"]``.
+        sampler : {"nutpie", "pymc", "numpyro"}
+            NUTS implementation (numpyro needs the ``jax`` extra).
+        progress : bool
+            Show a progress bar.
+        posterior_predictive : bool
+            Also store replicated ratings (one replicate per draw).
+        log_likelihood : bool
+            Store the pointwise log-likelihood (for LOO).
+        target_accept : float, optional
+            NUTS target acceptance rate (default: the sampler's).
+        cores : int, optional
+            Chains run in parallel on this many cores (default: all).
+        **method_options
+            Passed to the engine: ``n`` (ADVI iterations), ``restarts``, ``max_iter``,
+            ``tol`` (EM), or sampler keywords.
+
+        Returns
+        -------
+        xr.DataTree
+            Groups ``posterior``, ``sample_stats``, ``observed_data``, ``constant_data``,
+            ``log_likelihood`` (unless disabled), ``posterior_predictive`` (on request) and
+            model-specific groups; ``attrs`` hold :data:`FIT_ATTRS`.
+        """
+        if method not in (*METHODS, "em"):
+            raise ValueError(f"method must be one of {[*METHODS, 'em']}, not {method!r}")
+        if method not in self.methods:
+            raise ValueError(f"{self.name} supports methods {list(self.methods)}, not {method!r}")
+        if sampler not in SAMPLERS:
+            raise ValueError(f"sampler must be one of {list(SAMPLERS)}, not {sampler!r}")
+        seed = resolve_seed(random_seed)
+        t0 = time.perf_counter()
+        data = self.prepare(ratings)
+        model: pm.Model | None = None
+        if method == "em":
+            dt = self.fit_em(data, random_seed=seed, progress=progress, **method_options)
+        else:
+            model = self.build_model(data)
+            dt = run_inference(
+                model,
+                method=method,
+                draws=draws,
+                tune=tune,
+                chains=chains,
+                random_seed=seed,
+                sampler=sampler,
+                progress=progress,
+                initial_values=self.initial_values(data),
+                target_accept=target_accept,
+                cores=cores,
+                **method_options,
+            )
+        groups: dict[str, xr.Dataset] = dict(self.data_groups(data, model))
+        if log_likelihood:
+            ll = self.log_likelihood(dt, data, model)
+            if ll is not None:
+                groups["log_likelihood"] = ll
+        groups.update(self.extra_groups(dt, data, model))
+        for name, ds in groups.items():
+            dt[name] = xr.DataTree(ds)
+        if posterior_predictive:
+            rng = np.random.default_rng([seed, 1])
+            dt["posterior_predictive"] = xr.DataTree(
+                self.posterior_predictive(dt, data, model, rng)
+            )
+        spec = self.spec()
+        dt.attrs.update(
+            {
+                "model": self.name,
+                "priors": json.dumps(spec["priors"], sort_keys=True),
+                "options": json.dumps(spec["options"], sort_keys=True),
+                "raterstats_version": __version__,
+                "data_fingerprint": data_fingerprint(ratings),
+                "method": method,
+                "sampler": sampler if method == "nuts" else method,
+                "random_seed": int(seed),
+                "draws": int(draws) if method in ("nuts", "advi") else 1,
+                "tune": int(tune) if method == "nuts" else 0,
+                "chains": int(chains) if method == "nuts" else 1,
+                "fit_seconds": float(time.perf_counter() - t0),
+            }
+        )
+        return dt
+
+
+def model_from_datatree(dt: xr.DataTree) -> Model:
+    """Re-create the model specification (class, priors, options) of a fit.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> model_from_datatree(xr.DataTree(dataset=None))
+    Traceback (most recent call last):
+    ...
+    ValueError: the DataTree was not made by a raterstats model fit (model=None); ...
+    """
+    name = dt.attrs.get("model")
+    if name not in _REGISTRY:
+        raise ValueError(
+            f"the DataTree was not made by a raterstats model fit (model={name!r}); "
+            f"known models: {sorted(_REGISTRY)}"
+        )
+    cls = _REGISTRY[str(name)]
+    priors = json.loads(dt.attrs.get("priors", "{}"))
+    options = json.loads(dt.attrs.get("options", "{}"))
+    options = {k: v for k, v in options.items() if k in cls.default_options}
+    return cls(priors={k: Prior.from_dict(v) for k, v in priors.items()}, **options)
+
+
+def registered_models() -> dict[str, type[Model]]:
+    """Model classes by name (every subclass of :class:`Model` with a ``name``)."""
+    return dict(_REGISTRY)
+
+
+__all__ = [
+    "FIT_ATTRS",
+    "Model",
+    "ModelInputError",
+    "Prior",
+    "data_fingerprint",
+    "model_from_datatree",
+    "registered_models",
+]
