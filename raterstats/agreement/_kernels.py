@@ -10,7 +10,8 @@ This module imports neither polars nor xarray. Data arrive already encoded:
 Most statistics are *additive over units*: they are a smooth function of sums of per-unit
 "sufficient statistics". Each such statistic is exposed as a ``*_parts`` function returning
 ``Parts(features, finalize)``: ``features`` has shape ``(n_units, f)`` and
-``finalize(sums)`` maps sums of shape ``(..., f)`` (new axes first, the feature axis last) to
+``finalize(sums)`` maps sums of shape ``(..., f)`` (leading batch axes such as bootstrap
+replicates; the feature axis, the new one, last) to
 ``(estimate, reason)`` arrays of shape ``(...)``. The point estimate is
 ``finalize(features.sum(axis=0))``; a cluster bootstrap only needs weighted sums
 ``replicate_weights @ features``, which is how :func:`bootstrap_additive` vectorises all

@@ -49,6 +49,7 @@ _VARIABLES = (
     "ci_low",
     "ci_high",
     "n_items",
+    "n_items_excluded",
     "n_units",
     "n_raters",
     "n_ratings",
@@ -227,6 +228,7 @@ def agreement(
         Dims ``statistic`` then the ``by`` keys (``scheme_dim`` first for a mapping).
         Variables: ``estimate``, ``ci_low``, ``ci_high``, ``n_items`` (items whose ratings
         enter the statistic: with two or more ratings, or complete for ICC and Kendall's W),
+        ``n_items_excluded`` (rated items that do not: a single rating, or incomplete),
         ``n_units`` (the same count of units, which are segments at sentence level),
         ``n_raters``, ``n_ratings`` (all ratings in the cell) and ``n_boot_valid``
         (replicates where the statistic was defined). Cells absent from the data have
@@ -337,6 +339,10 @@ def agreement(
             arrays["estimate"][at] = est
             arrays["n_units"][at] = int(usable.sum())
             arrays["n_items"][at] = int(np.unique(coded.cluster[usable]).shape[0])
+            rated = coded.ratings_per_unit() > 0
+            arrays["n_items_excluded"][at] = (
+                int(np.unique(coded.cluster[rated]).shape[0]) - arrays["n_items"][at]
+            )
             arrays["n_raters"][at] = n_raters
             arrays["n_ratings"][at] = int(coded.unit.shape[0])
             if np.isnan(est):
@@ -461,9 +467,9 @@ def agreement_table(result: xr.Dataset) -> pl.DataFrame:
     -------
     polars.DataFrame
         Columns: ``statistic``, the ``by`` keys, ``estimate``, ``ci_low``, ``ci_high``,
-        ``n_items``, ``n_units``, ``n_raters``, ``n_ratings``, ``n_boot_valid`` and
-        ``unit_level``; cells without ratings are left out. The numbers are those of the
-        Dataset, not recomputed.
+        ``n_items``, ``n_items_excluded``, ``n_units``, ``n_raters``, ``n_ratings``,
+        ``n_boot_valid`` and ``unit_level``; cells without ratings are left out. The
+        numbers are those of the Dataset, not recomputed.
 
     Examples
     --------

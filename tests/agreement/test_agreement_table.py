@@ -252,8 +252,7 @@ def test_intra_rater_agreement_from_ratings(study):
 
 
 def test_intra_rater_agreement_per_cell(study):
-    stats = ["fleiss_kappa", "intra_rater_agreement",
-             ("intra_rater_agreement", {"kind": "kappa"})]
+    stats = ["fleiss_kappa", "intra_rater_agreement", ("intra_rater_agreement", {"kind": "kappa"})]
     ds = agreement(study, stats, n_boot=100, random_seed=4)
     for dim in study.dimensions:
         for design in study.designs:
@@ -298,3 +297,19 @@ def test_nominal_scales_refuse_weights_and_categories_come_from_the_scale():
         fleiss_kappa(r, categories=["yes", "no", "maybe"])
     with pytest.raises(AgreementInputError, match="by:"):
         agreement(r, ["fleiss_kappa"], by=["source_row"], n_boot=0)
+
+
+def test_items_with_a_single_rating_are_counted():
+    frame = pl.DataFrame(
+        {
+            "item": ["a", "a", "b", "b", "c", "d", "d", "e"],
+            "rater": ["x", "y", "x", "y", "x", "x", "y", "y"],
+            "rating": [1, 1, 2, 1, 2, 2, 2, 1],
+        }
+    )
+    ds = agreement(read_ratings(frame), ["fleiss_kappa", "icc"], n_boot=0)
+    cell = ds.isel(dimension=0, design=0)
+    assert cell["n_items"].sel(statistic="fleiss_kappa").item() == 3
+    assert cell["n_items_excluded"].sel(statistic="fleiss_kappa").item() == 2
+    assert cell["n_items_excluded"].sel(statistic="icc").item() == 2
+    assert cell["n_ratings"].sel(statistic="fleiss_kappa").item() == 8
