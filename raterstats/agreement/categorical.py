@@ -178,8 +178,10 @@ def percent_agreement(
     >>> m = [[1, 1, 2], [2, 2, 2], [3, None, 3], [1, 2, 3]]
     >>> round(percent_agreement(m), 4)
     0.5833
-    >>> percent_agreement(m, kind="unanimous")  # R: irr::agree(m) on complete rows
+    >>> percent_agreement(m, kind="unanimous")
     0.5
+    >>> round(percent_agreement(m, kind="unanimous", missing="listwise"), 4)  # R: irr::agree(m)
+    0.3333
     >>> percent_agreement(m, kind="unanimous", tolerance=1)
     0.75
     """
