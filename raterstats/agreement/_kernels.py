@@ -51,7 +51,10 @@ REASON_TEXT: dict[int, str] = {
     ),
     REASON_ONE_CATEGORY: "the category domain has fewer than two categories",
     REASON_NO_VARIANCE: "the ratings have no variance, so the coefficient is 0/0",
-    REASON_TOO_FEW: "fewer than two complete units remain",
+    REASON_TOO_FEW: (
+        "fewer than two complete units remain (ICC and Kendall's W need every rater to rate "
+        "every unit; for separate rater panels split the data, e.g. by=[..., 'group'])"
+    ),
     REASON_ONE_RATER: "fewer than two raters have ratings",
 }
 
