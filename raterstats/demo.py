@@ -1,8 +1,10 @@
 """The demo analysis of the built-in clinical-QA study (``raterstats demo``).
 
 It reads the shipped study, and writes a report folder with every analysis the package
-offers so far: the data summary and the label distributions under the scale maps of the
-clinical-QA studies (5-point, collapsed 3-point, fine binary), each as Markdown and CSV.
+offers so far: the data summary, the label distributions under the scale maps of the
+clinical-QA studies (5-point, collapsed 3-point, fine binary), and the classical agreement
+among the physicians per dimension and scheme with bootstrap intervals (table and bar
+chart), each as Markdown plus CSV / PNG.
 Library code does not print: progress goes through the ``progress`` callback.
 """
 
@@ -17,7 +19,9 @@ import polars as pl
 
 from raterstats import schema as S
 from raterstats._version import __version__
+from raterstats.agreement import agreement, agreement_table
 from raterstats.datasets import DATASETS, load_clinical_qa
+from raterstats.plots import agreement_bars
 from raterstats.ratings import Ratings, _md_table
 
 #: Fine-binary rule per dimension used by the clinical-QA studies: an answer is correct if no
@@ -29,6 +33,16 @@ FINE_BINARY_RULES = {
 }
 
 Progress = Callable[[str], None]
+
+#: Agreement statistics of the demo (the published study reports Randolph's kappa).
+DEMO_STATISTICS = (
+    "percent_agreement",
+    "randolph_kappa",
+    "fleiss_kappa",
+    "gwet_ac1",
+    "krippendorff_alpha",
+    "intra_rater_agreement",
+)
 
 
 @dataclass
@@ -86,7 +100,28 @@ def _wide_shares(dist: pl.DataFrame) -> pl.DataFrame:
     return wide.select(*keys, *levels).fill_null(0.0)
 
 
-def run_demo(out: str | Path, *, progress: Progress | None = None) -> DemoResult:
+def _agreement_wide(table: pl.DataFrame) -> pl.DataFrame:
+    """Estimates with intervals as text, one column per statistic."""
+    cell = pl.format(
+        "{} [{}, {}]",
+        pl.col("estimate").round(3),
+        pl.col("ci_low").round(3),
+        pl.col("ci_high").round(3),
+    )
+    return (
+        table.with_columns(cell.alias("value"))
+        .pivot(on="statistic", index=["scheme", "dimension"], values="value")
+        .sort("scheme", "dimension")
+    )
+
+
+def run_demo(
+    out: str | Path,
+    *,
+    progress: Progress | None = None,
+    n_boot: int = 1000,
+    random_seed: int = 1,
+) -> DemoResult:
     """Run the demo analysis of the built-in study and write the report folder.
 
     Parameters
@@ -95,6 +130,10 @@ def run_demo(out: str | Path, *, progress: Progress | None = None) -> DemoResult
         Report folder (created if needed).
     progress : callable, optional
         Called with a short message before each step.
+    n_boot : int
+        Bootstrap replicates for the agreement intervals.
+    random_seed : int
+        Seed of every stochastic step (the same seed gives the same report).
 
     Returns
     -------
@@ -103,7 +142,7 @@ def run_demo(out: str | Path, *, progress: Progress | None = None) -> DemoResult
     Examples
     --------
     >>> import tempfile
-    >>> res = run_demo(tempfile.mkdtemp())
+    >>> res = run_demo(tempfile.mkdtemp(), n_boot=100)
     >>> res.report.name
     'report.md'
     """
@@ -136,6 +175,24 @@ def run_demo(out: str | Path, *, progress: Progress | None = None) -> DemoResult
     dist = pl.concat(dists)
     write_csv(dist, "label_distribution.csv")
 
+    say("agreement by dimension and scheme, with item-bootstrap intervals")
+    humans = ratings.filter(rater_kind="human")
+    ds = agreement(
+        schemes(humans),
+        list(DEMO_STATISTICS),
+        by=["dimension"],
+        n_boot=n_boot,
+        random_seed=random_seed,
+    )
+    table = agreement_table(ds)
+    write_csv(table, "agreement.csv")
+    fig = agreement_bars(
+        ds, "randolph_kappa", title="Randolph's kappa among physicians by rating scheme"
+    )
+    chart = folder / "agreement_randolph_kappa.png"
+    fig.savefig(chart, dpi=120)
+    files.append(chart)
+
     say("writing the report")
     sections = [
         "# raterstats demo: the built-in clinical-QA study",
@@ -158,6 +215,17 @@ def run_demo(out: str | Path, *, progress: Progress | None = None) -> DemoResult
             f"**{name}** (% of ratings)\n\n" + _md_table(_wide_shares(part)) + "\n"
             for (name,), part in dist.group_by("scheme", maintain_order=True)
         ],
+        "",
+        "## Agreement among the physicians",
+        "",
+        f"Item-level (cluster) bootstrap, {n_boot} replicates, {100 * ds.attrs['ci_prob']:.0f}% "
+        f"percentile intervals, seed {random_seed}; sentence ratings resample whole answers. "
+        "Intra-rater agreement is the share of repeated ratings equal to the first rating. "
+        "The LLM judge is left out here.",
+        "",
+        "![Randolph's kappa by dimension and scheme](agreement_randolph_kappa.png)",
+        "",
+        _md_table(_agreement_wide(table)),
         "",
         "## Files",
         "",

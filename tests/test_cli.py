@@ -21,7 +21,11 @@ def test_demo_writes_the_report(tmp_path):
     report = (out / "report.md").read_text()
     assert "## Data summary" in report
     assert "fine binary" in report
+    assert "## Agreement among the physicians" in report
+    assert "![Randolph's kappa by dimension and scheme](agreement_randolph_kappa.png)" in report
     for name in (
+        "agreement.csv",
+        "agreement_randolph_kappa.png",
         "summary_cells.csv",
         "summary_raters.csv",
         "summary.json",
