@@ -9,6 +9,7 @@ The public API is listed in ``__all__``; see the README for a tour.
 
 from raterstats._version import __version__
 from raterstats.ingest import Problem, RatingsError, read_ratings
+from raterstats.models import MACE, DawidSkene
 from raterstats.ratings import Exclusion, Ratings, RatingsSummary, concat_ratings
 from raterstats.scales import (
     Collapse,
@@ -20,7 +21,9 @@ from raterstats.scales import (
 )
 
 __all__ = [
+    "MACE",
     "Collapse",
+    "DawidSkene",
     "Exclusion",
     "IntervalScale",
     "NominalScale",

@@ -26,10 +26,12 @@ import importlib.util
 import os
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import nutpie
 import pymc as pm
 import xarray as xr
 
@@ -111,15 +113,25 @@ def draws_to_datatree(
     """
     dims = _model_dims(model)
     coords = _model_coords(model)
-    return _assemble(values, dims, coords, sample_stats)
+    return assemble_datatree(values, dims, coords, sample_stats)
 
 
-def _assemble(
+def assemble_datatree(
     values: Mapping[str, np.ndarray],
     dims: Mapping[str, tuple[str, ...]],
     coords: Mapping[str, Any],
-    sample_stats: Mapping[str, np.ndarray] | None,
+    sample_stats: Mapping[str, np.ndarray] | None = None,
 ) -> xr.DataTree:
+    """Posterior and sample statistics from arrays ``(chain, draw, ...)``, with each
+    variable's dims and the coordinates (an engine-independent result shape).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> dt = assemble_datatree({"p": np.full((1, 1, 2), 0.5)}, {"p": ("k",)}, {"k": ["a", "b"]})
+    >>> dt.posterior["p"].sel(k="b").item()
+    0.5
+    """
     post = {}
     for name, arr in values.items():
         arr = np.asarray(arr)
@@ -172,8 +184,6 @@ def _nutpie(
     cores: int | None,
     **kwargs: Any,
 ) -> xr.DataTree:
-    import nutpie
-
     compile_kw: dict[str, Any] = {}
     if initial_values:
         compile_kw["initial_points"] = dict(initial_values)
@@ -301,6 +311,105 @@ def _advi(
     return out
 
 
+@dataclass(frozen=True)
+class Density:
+    """A log density with its gradient on an unconstrained vector, sampled by nutpie
+    without PyMC's compilation (models supply one for their fast path).
+
+    ``logp_grad(x) -> (logp, grad)``; ``expand(x) -> {name: array}`` gives the reported
+    variables (constrained parameters, derived quantities) with shapes ``var_shapes`` and
+    dims ``var_dims``; ``initial_point(rng) -> x`` a starting point.
+    """
+
+    ndim: int
+    logp_grad: Callable[[np.ndarray], tuple[float, np.ndarray]]
+    expand: Callable[[np.ndarray], dict[str, np.ndarray]]
+    var_shapes: dict[str, tuple[int, ...]]
+    var_dims: dict[str, tuple[str, ...]]
+    coords: dict[str, Any]
+    initial_point: Callable[[np.random.Generator], np.ndarray]
+
+
+def run_density(
+    density: Density,
+    *,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 4,
+    random_seed: int | None = None,
+    progress: bool = True,
+    target_accept: float | None = None,
+    cores: int | None = None,
+    **kwargs: Any,
+) -> xr.DataTree:
+    """NUTS (nutpie) on a :class:`Density`; same result shape as :func:`run_inference`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = Density(1, lambda x: (-0.5 * float(x @ x), -x), lambda x: {"x": x[0]},
+    ...             {"x": ()}, {"x": ()}, {}, lambda rng: rng.normal(size=1))
+    >>> dt = run_density(d, draws=50, tune=50, chains=1, random_seed=1, progress=False)
+    >>> dict(dt.posterior.sizes)
+    {'chain': 1, 'draw': 50}
+    """
+    from nutpie.compiled_pyfunc import from_pyfunc
+
+    seed = resolve_seed(random_seed)
+    names = list(density.var_shapes)
+
+    def make_logp_fn() -> Callable[..., tuple[float, np.ndarray]]:
+        def logp(x: np.ndarray, **shared: Any) -> tuple[float, np.ndarray]:
+            return density.logp_grad(x)
+
+        return logp
+
+    def make_expand_fn(seed1: int, seed2: int, chain: int) -> Callable[..., dict[str, Any]]:
+        def expand(x: np.ndarray, **shared: Any) -> dict[str, Any]:
+            vals = density.expand(x)
+            return {n: np.asarray(vals[n], dtype="float64", order="C") for n in names}
+
+        return expand
+
+    def make_initial_point(s: int) -> np.ndarray:
+        return np.asarray(density.initial_point(np.random.default_rng([seed, int(s)])), float)
+
+    compiled = from_pyfunc(
+        ndim=density.ndim,
+        make_logp_fn=make_logp_fn,
+        make_expand_fn=make_expand_fn,
+        expanded_dtypes=[np.dtype("float64")] * len(names),
+        expanded_shapes=[tuple(density.var_shapes[n]) for n in names],
+        expanded_names=names,
+        coords={k: [str(x) for x in v] for k, v in density.coords.items()},
+        dims={n: tuple(density.var_dims[n]) for n in names},
+        make_initial_point_fn=make_initial_point,
+    )
+    sample_kw = dict(kwargs)
+    if target_accept is not None:
+        sample_kw["target_accept"] = target_accept
+    t0 = time.perf_counter()
+    dt = nutpie.sample(
+        compiled,
+        draws=int(draws),
+        tune=int(tune),
+        chains=int(chains),
+        cores=_n_cores(chains, cores),
+        seed=seed,
+        progress_bar=progress,
+        save_warmup=False,
+        **sample_kw,
+    )
+    assert isinstance(dt, xr.DataTree)
+    out = _finish_nuts(dt, time.perf_counter() - t0, "nutpie")
+    post = out["posterior"].to_dataset()
+    post = post.assign_coords(
+        {k: np.asarray(v) for k, v in density.coords.items() if k in post.dims}
+    )
+    out["posterior"] = xr.DataTree(post)
+    return out
+
+
 def run_inference(
     model: pm.Model,
     *,
@@ -404,4 +513,13 @@ def run_inference(
     raise ValueError(f"sampler must be one of {list(SAMPLERS)}, not {sampler!r}")
 
 
-__all__ = ["METHODS", "SAMPLERS", "draws_to_datatree", "resolve_seed", "run_inference"]
+__all__ = [
+    "METHODS",
+    "SAMPLERS",
+    "Density",
+    "assemble_datatree",
+    "draws_to_datatree",
+    "resolve_seed",
+    "run_density",
+    "run_inference",
+]

@@ -10,9 +10,13 @@ from raterstats.models.base import (
     model_from_datatree,
     registered_models,
 )
+from raterstats.models.dawid_skene import DawidSkene
+from raterstats.models.mace import MACE
 
 __all__ = [
     "FIT_ATTRS",
+    "MACE",
+    "DawidSkene",
     "Model",
     "ModelInputError",
     "Prior",

@@ -73,7 +73,9 @@ from raterstats._version import __version__
 from raterstats.inference import (
     METHODS,
     SAMPLERS,
+    Density,
     resolve_seed,
+    run_density,
     run_inference,
 )
 from raterstats.ratings import Ratings
@@ -327,6 +329,11 @@ class Model:
         """Starting values of free variables by name (default: PyMC's)."""
         return None
 
+    def density(self, data: Any) -> Density | None:
+        """A hand-written log density for nutpie's fast path (default: None, so NUTS
+        compiles the PyMC model)."""
+        return None
+
     def data_groups(self, data: Any, model: pm.Model | None) -> dict[str, xr.Dataset]:
         """``observed_data`` and ``constant_data`` groups (default: from the PyMC model;
         ``model`` is None for ``method="em"``)."""
@@ -404,6 +411,7 @@ class Model:
         log_likelihood: bool = True,
         target_accept: float | None = None,
         cores: int | None = None,
+        logp_backend: Literal["auto", "pymc"] = "auto",
         **method_options: Any,
     ) -> xr.DataTree:
         """Fit the model and return a new ``xr.DataTree`` (ArviZ schema).
@@ -433,6 +441,10 @@ class Model:
             NUTS target acceptance rate (default: the sampler's).
         cores : int, optional
             Chains run in parallel on this many cores (default: all).
+        logp_backend : {"auto", "pymc"}
+            ``"auto"``: NUTS by nutpie uses the model's compiled density when it has one
+            (:meth:`density`; no per-fit compilation); ``"pymc"``: always compile the PyMC
+            model.
         **method_options
             Passed to the engine: ``n`` (ADVI iterations), ``restarts``, ``max_iter``,
             ``tol`` (EM), or sampler keywords.
@@ -454,8 +466,27 @@ class Model:
         t0 = time.perf_counter()
         data = self.prepare(ratings)
         model: pm.Model | None = None
+        if logp_backend not in ("auto", "pymc"):
+            raise ValueError(f"logp_backend must be 'auto' or 'pymc', not {logp_backend!r}")
+        density = (
+            self.density(data)
+            if method == "nuts" and sampler == "nutpie" and logp_backend == "auto"
+            else None
+        )
         if method == "em":
             dt = self.fit_em(data, random_seed=seed, progress=progress, **method_options)
+        elif density is not None:
+            dt = run_density(
+                density,
+                draws=draws,
+                tune=tune,
+                chains=chains,
+                random_seed=seed,
+                progress=progress,
+                target_accept=target_accept,
+                cores=cores,
+                **method_options,
+            )
         else:
             model = self.build_model(data)
             dt = run_inference(
@@ -495,6 +526,7 @@ class Model:
                 "data_fingerprint": data_fingerprint(ratings),
                 "method": method,
                 "sampler": sampler if method == "nuts" else method,
+                "logp_backend": "compiled" if density is not None else "pymc",
                 "random_seed": int(seed),
                 "draws": int(draws) if method in ("nuts", "advi") else 1,
                 "tune": int(tune) if method == "nuts" else 0,
@@ -510,11 +542,12 @@ def model_from_datatree(dt: xr.DataTree) -> Model:
 
     Examples
     --------
-    >>> import xarray as xr
-    >>> model_from_datatree(xr.DataTree(dataset=None))
-    Traceback (most recent call last):
-    ...
-    ValueError: the DataTree was not made by a raterstats model fit (model=None); ...
+    >>> from raterstats import MACE
+    >>> from raterstats.simulate import archehr_like_study
+    >>> r = archehr_like_study(n_cases=3, n_systems=4, random_seed=1).ratings
+    >>> dt = MACE(hierarchical=False).fit(r, method="em", random_seed=1)
+    >>> model_from_datatree(dt) == MACE(hierarchical=False)
+    True
     """
     name = dt.attrs.get("model")
     if name not in _REGISTRY:

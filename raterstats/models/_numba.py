@@ -1,0 +1,617 @@
+"""Compiled log densities with hand-written gradients for the latent-class models.
+
+The PyTensor graphs of :mod:`raterstats.models.mace` / ``dawid_skene`` are the reference
+implementation; compiling them with numba costs 20-30 s per fit (the graph's constants
+differ with every data set, so nothing is cached). Here the same densities, on the same
+unconstrained parameters (PyMC's log-odds, log and simplex transforms), are written as
+numba functions compiled once per installation (``cache=True``), so a fresh process starts
+sampling in about a second. Tests check log densities and gradients against the PyMC
+models at random points.
+
+Structure: a model maps its parameters to a table ``T[e, t] = log P(rating | true class t)``
+for every (cell, rated category) pair ``e`` present in the data, plus a log class prior
+``(D, K)``; :func:`pattern_loglik_grad` sums over rating patterns with log-sum-exp over
+the true class and returns the gradients with respect to the table and the prior; each
+model then applies the chain rule back to its unconstrained parameters.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+_LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+
+@njit(cache=True, nogil=True)
+def pattern_loglik_grad(
+    T: np.ndarray,
+    log_prior: np.ndarray,
+    p_e: np.ndarray,
+    p_start: np.ndarray,
+    pattern_dim: np.ndarray,
+    pattern_w: np.ndarray,
+    mask: np.ndarray,
+    GT: np.ndarray,
+    GP: np.ndarray,
+) -> float:
+    """Weighted sum over patterns of log sum_t exp(log_prior[d, t] + sum_r T[e_r, t]);
+    adds d/dT into ``GT`` and d/dlog_prior into ``GP`` (both zeroed by the caller)."""
+    P = pattern_dim.size
+    K = T.shape[1]
+    s = np.empty(K)
+    total = 0.0
+    for p in range(P):
+        d = pattern_dim[p]
+        for t in range(K):
+            s[t] = log_prior[d, t]
+        for r in range(p_start[p], p_start[p + 1]):
+            e = p_e[r]
+            for t in range(K):
+                s[t] += T[e, t]
+        m = -np.inf
+        for t in range(K):
+            if mask[p, t] and s[t] > m:
+                m = s[t]
+        acc = 0.0
+        for t in range(K):
+            if mask[p, t]:
+                s[t] = math.exp(s[t] - m)
+                acc += s[t]
+            else:
+                s[t] = 0.0
+        w = pattern_w[p]
+        total += w * (m + math.log(acc))
+        for t in range(K):
+            s[t] = w * s[t] / acc
+            GP[d, t] += s[t]
+        for r in range(p_start[p], p_start[p + 1]):
+            e = p_e[r]
+            for t in range(K):
+                GT[e, t] += s[t]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def simplex_backward(v: np.ndarray, k: int, out: np.ndarray) -> None:
+    """PyMC's simplex transform, backward: ``out[:k] = softmax([v, -sum(v)])``."""
+    s = 0.0
+    for i in range(k - 1):
+        s += v[i]
+    m = -s
+    for i in range(k - 1):
+        if v[i] > m:
+            m = v[i]
+    tot = 0.0
+    for i in range(k - 1):
+        out[i] = math.exp(v[i] - m)
+        tot += out[i]
+    out[k - 1] = math.exp(-s - m)
+    tot += out[k - 1]
+    for i in range(k):
+        out[i] /= tot
+
+
+@njit(cache=True, nogil=True)
+def simplex_grad(p: np.ndarray, g: np.ndarray, k: int, out: np.ndarray) -> None:
+    """Gradient w.r.t. the simplex-transform values from ``g`` = d/dlog p (first ``k``)."""
+    sg = 0.0
+    for i in range(k):
+        sg += g[i]
+    last = g[k - 1] - p[k - 1] * sg
+    for j in range(k - 1):
+        out[j] = (g[j] - p[j] * sg) - last
+
+
+@njit(cache=True, nogil=True)
+def dirichlet_rows(
+    x: np.ndarray,
+    off: int,
+    n_cat_rows: np.ndarray,
+    conc: np.ndarray,
+    P: np.ndarray,
+) -> float:
+    """Fill simplex rows ``P[i, :k_i]`` from ``x[off:]`` and return the sum of Dirichlet
+    log densities plus log Jacobians (PyMC's simplex transform), without the constant
+    normalisers (:func:`dirichlet_const`)."""
+    lp = 0.0
+    pos = off
+    for i in range(n_cat_rows.size):
+        k = n_cat_rows[i]
+        simplex_backward(x[pos : pos + k - 1], k, P[i])
+        for c in range(k):
+            lp += conc[i, c] * math.log(P[i, c])
+        pos += k - 1
+    return lp
+
+
+def dirichlet_const(n_cat_rows: np.ndarray, conc: np.ndarray) -> float:
+    """Sum over rows of lgamma(sum a) - sum lgamma(a) + log k (normaliser and the
+    constant of the simplex Jacobian)."""
+    total = 0.0
+    for i, k in enumerate(n_cat_rows):
+        a = conc[i, :k]
+        total += math.lgamma(float(a.sum())) - sum(math.lgamma(float(v)) for v in a) + math.log(k)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def dirichlet_rows_grad(
+    off: int,
+    n_cat_rows: np.ndarray,
+    conc: np.ndarray,
+    P: np.ndarray,
+    G_logp: np.ndarray,
+    grad: np.ndarray,
+) -> None:
+    """Add to ``grad[off:]`` the gradient of (data term with d/dlog p = ``G_logp``) +
+    Dirichlet log density + log Jacobian."""
+    pos = off
+    K = P.shape[1]
+    g = np.empty(K)
+    out = np.empty(K)
+    for i in range(n_cat_rows.size):
+        k = n_cat_rows[i]
+        for c in range(k):
+            g[c] = G_logp[i, c] + conc[i, c]
+        simplex_grad(P[i], g, k, out)
+        for j in range(k - 1):
+            grad[pos + j] += out[j]
+        pos += k - 1
+
+
+@njit(cache=True, nogil=True)
+def _softplus(x: float) -> float:
+    if x > 30.0:
+        return x
+    return math.log1p(math.exp(x))
+
+
+@njit(cache=True, nogil=True)
+def mace_logp_grad(
+    x: np.ndarray,
+    hier: bool,
+    has_v: bool,
+    R: int,
+    D: int,
+    G: int,
+    K: int,
+    n_cat: np.ndarray,
+    e_cell: np.ndarray,
+    e_code: np.ndarray,
+    p_e: np.ndarray,
+    p_start: np.ndarray,
+    pattern_dim: np.ndarray,
+    pattern_w: np.ndarray,
+    mask: np.ndarray,
+    beta_a: float,
+    beta_b: float,
+    mean_mu: np.ndarray,
+    mean_sd: np.ndarray,
+    sd_u: float,
+    sd_v: float,
+    spam_conc: np.ndarray,
+    prev_conc: np.ndarray,
+    const: float,
+    grad: np.ndarray,
+) -> float:
+    """Log density and gradient of MACE (flat or hierarchical) at unconstrained ``x``.
+
+    Layout of ``x``: flat ``[logit theta (C)]``; hierarchical ``[beta (D*G), log sigma_u,
+    z_u (R), (log sigma_v, z_v (C))]``; then spam simplex rows (rater-major, ``K_d - 1``
+    each), then prevalence rows (``K_d - 1`` each).
+    """
+    C = R * D * G
+    for i in range(grad.size):
+        grad[i] = 0.0
+    lp = const
+    eta = np.empty(C)
+    pos = 0
+    if hier:
+        for c in range(C):
+            dg = c % (D * G)
+            eta[c] = x[dg]
+        for dg in range(D * G):
+            z = (x[dg] - mean_mu[dg]) / mean_sd[dg]
+            lp += -0.5 * z * z - math.log(mean_sd[dg]) - _LOG_SQRT_2PI
+        pos = D * G
+        y_u = x[pos]
+        s_u = math.exp(y_u)
+        lp += math.log(2.0) - _LOG_SQRT_2PI - math.log(sd_u) - 0.5 * (s_u / sd_u) ** 2 + y_u
+        pos += 1
+        for j in range(R):
+            zu = x[pos + j]
+            lp += -0.5 * zu * zu - _LOG_SQRT_2PI
+            for dg in range(D * G):
+                eta[j * D * G + dg] += s_u * zu
+        pos_u = pos
+        pos += R
+        pos_v = pos
+        s_v = 0.0
+        if has_v:
+            y_v = x[pos]
+            s_v = math.exp(y_v)
+            lp += math.log(2.0) - _LOG_SQRT_2PI - math.log(sd_v) - 0.5 * (s_v / sd_v) ** 2 + y_v
+            pos += 1
+            for c in range(C):
+                zv = x[pos + c]
+                lp += -0.5 * zv * zv - _LOG_SQRT_2PI
+                eta[c] += s_v * zv
+            pos += C
+    else:
+        for c in range(C):
+            eta[c] = x[c]
+            lp += -beta_a * _softplus(-eta[c]) - beta_b * _softplus(eta[c])
+        pos = C
+        pos_u = 0
+        pos_v = 0
+        s_u = 0.0
+        s_v = 0.0
+    # spam rows (R*D) and prevalence rows (D)
+    n_rows = np.empty(R * D, dtype=np.int64)
+    for j in range(R):
+        for d in range(D):
+            n_rows[j * D + d] = n_cat[d]
+    XI = np.zeros((R * D, K))
+    off_spam = pos
+    lp += dirichlet_rows(x, off_spam, n_rows, spam_conc, XI)
+    for i in range(R * D):
+        pos += n_rows[i] - 1
+    PI = np.zeros((D, K))
+    off_prev = pos
+    lp += dirichlet_rows(x, off_prev, n_cat, prev_conc, PI)
+    # table: per cell theta, log theta, log(1 - theta); per entry one log
+    th_c = np.empty(C)
+    lt_c = np.empty(C)
+    l1mt_c = np.empty(C)
+    for c in range(C):
+        lt = -_softplus(-eta[c])
+        th_c[c] = math.exp(lt)
+        lt_c[c] = lt
+        l1mt_c[c] = lt - eta[c]
+    E = e_cell.size
+    T = np.zeros((E, K))
+    ratio = np.empty(E)
+    for e in range(E):
+        c = e_cell[e]
+        a = e_code[e]
+        j = c // (D * G)
+        d = (c // G) % D
+        xi = XI[j * D + d, a]
+        mlog = l1mt_c[c] + math.log(xi)
+        tot = th_c[c] + (1.0 - th_c[c]) * xi
+        match = math.log(tot)
+        ratio[e] = th_c[c] / tot
+        for t in range(n_cat[d]):
+            T[e, t] = mlog
+        T[e, a] = match
+    log_prior = np.zeros((D, K))
+    for d in range(D):
+        for t in range(n_cat[d]):
+            log_prior[d, t] = math.log(PI[d, t])
+    GT = np.zeros((E, K))
+    GP = np.zeros((D, K))
+    lp += pattern_loglik_grad(T, log_prior, p_e, p_start, pattern_dim, pattern_w, mask, GT, GP)
+    # chain rule
+    d_lt = np.zeros(C)
+    d_l1mt = np.zeros(C)
+    G_logxi = np.zeros((R * D, K))
+    for e in range(E):
+        c = e_cell[e]
+        a = e_code[e]
+        j = c // (D * G)
+        d = (c // G) % D
+        dm = 0.0
+        for t in range(n_cat[d]):
+            if t != a:
+                dm += GT[e, t]
+        dm += GT[e, a] * (1.0 - ratio[e])
+        d_lt[c] += GT[e, a] * ratio[e]
+        d_l1mt[c] += dm
+        G_logxi[j * D + d, a] += dm
+    for c in range(C):
+        th = 1.0 / (1.0 + math.exp(-eta[c]))
+        deta = (1.0 - th) * d_lt[c] - th * d_l1mt[c]
+        if hier:
+            j = c // (D * G)
+            dg = c % (D * G)
+            grad[dg] += deta
+            grad[pos_u + j] += s_u * deta
+            grad[D * G] += s_u * x[pos_u + j] * deta
+            if has_v:
+                grad[pos_v + 1 + c] += s_v * deta
+                grad[pos_v] += s_v * x[pos_v + 1 + c] * deta
+        else:
+            grad[c] += deta + beta_a * (1.0 - th) - beta_b * th
+    if hier:
+        for dg in range(D * G):
+            grad[dg] += -(x[dg] - mean_mu[dg]) / mean_sd[dg] ** 2
+        grad[D * G] += -((s_u / sd_u) ** 2) + 1.0
+        for j in range(R):
+            grad[pos_u + j] += -x[pos_u + j]
+        if has_v:
+            grad[pos_v] += -((s_v / sd_v) ** 2) + 1.0
+            for c in range(C):
+                grad[pos_v + 1 + c] += -x[pos_v + 1 + c]
+    dirichlet_rows_grad(off_spam, n_rows, spam_conc, XI, G_logxi, grad)
+    dirichlet_rows_grad(off_prev, n_cat, prev_conc, PI, GP, grad)
+    return lp
+
+
+@njit(cache=True, nogil=True)
+def ds_logp_grad(
+    x: np.ndarray,
+    kind: int,
+    n_rows_cells: int,
+    D: int,
+    G: int,
+    K: int,
+    n_cat: np.ndarray,
+    row_dim: np.ndarray,
+    e_row: np.ndarray,
+    e_code: np.ndarray,
+    p_e: np.ndarray,
+    p_start: np.ndarray,
+    pattern_dim: np.ndarray,
+    pattern_w: np.ndarray,
+    mask: np.ndarray,
+    conf_conc: np.ndarray,
+    zeta_mu: np.ndarray,
+    zeta_sd: float,
+    sd_omega: float,
+    coin_a: float,
+    coin_b: float,
+    prev_conc: np.ndarray,
+    const: float,
+    grad: np.ndarray,
+) -> float:
+    """Log density and gradient of Dawid-Skene at unconstrained ``x``.
+
+    ``kind``: 0 unpooled / pooled (Dirichlet confusion rows of each of ``n_rows_cells``
+    parameter cells; ``row_dim`` gives each cell's dimension), 1 partially pooled
+    (``softmax(zeta_dt + sigma_d * z)`` over the off-diagonal logits, diagonal logit 0),
+    2 one-coin (``logit p`` per cell). Table rows ``e`` are (cell, rated category)
+    pairs: ``e_row`` the cell, ``e_code`` the category.
+
+    Layout of ``x``: kind 0: per cell, per true class t < K_d, ``K_d - 1`` simplex values;
+    kind 1: ``zeta`` per dimension (``K_d (K_d - 1)`` off-diagonal values, row-major),
+    ``log sigma`` per dimension, then ``z`` per cell (``K_d (K_d - 1)``); kind 2: ``logit p``
+    per cell. Then prevalence rows.
+    """
+    NC = n_rows_cells
+    for i in range(grad.size):
+        grad[i] = 0.0
+    lp = const
+    # confusion log-probabilities per cell: LB[c, t, a]
+    LB = np.zeros((NC, K, K))
+    B = np.zeros((NC, K, K))
+    pos = 0
+    zpos = 0
+    zeta_off = np.zeros(D, dtype=np.int64)
+    if kind == 0:
+        for c in range(NC):
+            k = n_cat[row_dim[c]]
+            for t in range(k):
+                simplex_backward(x[pos : pos + k - 1], k, B[c, t])
+                for a in range(k):
+                    LB[c, t, a] = math.log(B[c, t, a])
+                    lp += conf_conc[c, t, a] * LB[c, t, a]
+                pos += k - 1
+    elif kind == 1:
+        for d in range(D):
+            zeta_off[d] = pos
+            k = n_cat[d]
+            for t in range(k):
+                for a in range(k):
+                    if a != t:
+                        z = (x[pos] - zeta_mu[t, a]) / zeta_sd
+                        lp += -0.5 * z * z - math.log(zeta_sd) - _LOG_SQRT_2PI
+                        pos += 1
+        sig_off = pos
+        for _ in range(D):
+            y = x[pos]
+            s = math.exp(y)
+            lp += math.log(2.0) - _LOG_SQRT_2PI - math.log(sd_omega) - 0.5 * (s / sd_omega) ** 2 + y
+            pos += 1
+        zpos = pos
+        logits = np.zeros(K)
+        for c in range(NC):
+            d = row_dim[c]
+            k = n_cat[d]
+            s = math.exp(x[sig_off + d])
+            zi = zeta_off[d]
+            for t in range(k):
+                for a in range(k):
+                    if a == t:
+                        logits[a] = 0.0
+                    else:
+                        zz = x[pos]
+                        lp += -0.5 * zz * zz - _LOG_SQRT_2PI
+                        logits[a] = x[zi] + s * zz
+                        zi += 1
+                        pos += 1
+                m = -np.inf
+                for a in range(k):
+                    if logits[a] > m:
+                        m = logits[a]
+                tot = 0.0
+                for a in range(k):
+                    tot += math.exp(logits[a] - m)
+                lse = m + math.log(tot)
+                for a in range(k):
+                    LB[c, t, a] = logits[a] - lse
+                    B[c, t, a] = math.exp(LB[c, t, a])
+    else:
+        for c in range(NC):
+            d = row_dim[c]
+            k = n_cat[d]
+            eta = x[pos]
+            lt = -_softplus(-eta)
+            l1mt = lt - eta
+            lp += coin_a * lt + coin_b * l1mt
+            for t in range(k):
+                for a in range(k):
+                    LB[c, t, a] = lt if a == t else l1mt - math.log(k - 1.0)
+                    B[c, t, a] = math.exp(LB[c, t, a])
+            pos += 1
+    PI = np.zeros((D, K))
+    off_prev = pos
+    lp += dirichlet_rows(x, off_prev, n_cat, prev_conc, PI)
+    E = e_row.size
+    T = np.zeros((E, K))
+    for e in range(E):
+        c = e_row[e]
+        a = e_code[e]
+        k = n_cat[row_dim[c]]
+        for t in range(k):
+            T[e, t] = LB[c, t, a]
+    log_prior = np.zeros((D, K))
+    for d in range(D):
+        for t in range(n_cat[d]):
+            log_prior[d, t] = math.log(PI[d, t])
+    GT = np.zeros((E, K))
+    GP = np.zeros((D, K))
+    lp += pattern_loglik_grad(T, log_prior, p_e, p_start, pattern_dim, pattern_w, mask, GT, GP)
+    # gradient w.r.t. log B[c, t, a]
+    GB = np.zeros((NC, K, K))
+    for e in range(E):
+        c = e_row[e]
+        a = e_code[e]
+        k = n_cat[row_dim[c]]
+        for t in range(k):
+            GB[c, t, a] += GT[e, t]
+    g = np.empty(K)
+    out = np.empty(K)
+    if kind == 0:
+        pos = 0
+        for c in range(NC):
+            k = n_cat[row_dim[c]]
+            for t in range(k):
+                for a in range(k):
+                    ca = conf_conc[c, t, a]
+                    g[a] = GB[c, t, a] + ca
+                simplex_grad(B[c, t], g, k, out)
+                for j in range(k - 1):
+                    grad[pos + j] += out[j]
+                pos += k - 1
+    elif kind == 1:
+        pos = zpos
+        sig_off = zpos - D
+        for d in range(D):
+            k = n_cat[d]
+            zi = zeta_off[d]
+            for t in range(k):
+                for a in range(k):
+                    if a != t:
+                        grad[zi] += -(x[zi] - zeta_mu[t, a]) / zeta_sd**2
+                        zi += 1
+            s = math.exp(x[sig_off + d])
+            grad[sig_off + d] += -((s / sd_omega) ** 2) + 1.0
+        for c in range(NC):
+            d = row_dim[c]
+            k = n_cat[d]
+            s = math.exp(x[sig_off + d])
+            zi = zeta_off[d]
+            for t in range(k):
+                sg = 0.0
+                for a in range(k):
+                    sg += GB[c, t, a]
+                for a in range(k):
+                    if a != t:
+                        dl = GB[c, t, a] - B[c, t, a] * sg
+                        zz = x[pos]
+                        grad[zi] += dl
+                        grad[sig_off + d] += dl * s * zz
+                        grad[pos] += dl * s - zz
+                        zi += 1
+                        pos += 1
+    else:
+        for c in range(NC):
+            pos = c
+            d = row_dim[c]
+            k = n_cat[d]
+            eta = x[pos]
+            th = 1.0 / (1.0 + math.exp(-eta))
+            d_lt = 0.0
+            d_l1mt = 0.0
+            for t in range(k):
+                for a in range(k):
+                    if a == t:
+                        d_lt += GB[c, t, a]
+                    else:
+                        d_l1mt += GB[c, t, a]
+            grad[pos] += (1.0 - th) * (d_lt + coin_a) - th * (d_l1mt + coin_b)
+    dirichlet_rows_grad(off_prev, n_cat, prev_conc, PI, GP, grad)
+    return lp
+
+
+# ---------------------------------------------------------------------- packed entry points
+# Calling a numba function costs about a microsecond per argument; the samplers call the
+# density ~10^5 times per fit, so the data travel packed in one integer and one float array.
+
+
+def pack(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
+    """``[n, len_0, ..., len_{n-1}, *ravel(a_0), ...]`` as one array of ``dtype``."""
+    flat: list[np.ndarray] = [np.ascontiguousarray(a, dtype=dtype).ravel() for a in arrays]
+    head: np.ndarray = np.array([len(flat), *[f.size for f in flat]], dtype=dtype)
+    return np.concatenate([head, *flat]).astype(dtype)
+
+
+@njit(cache=True, nogil=True)
+def _seg(arr: np.ndarray, i: int) -> np.ndarray:
+    n = int(arr[0])
+    start = 1 + n
+    for j in range(i):
+        start += int(arr[1 + j])
+    return arr[start : start + int(arr[1 + i])]
+
+
+@njit(cache=True, nogil=True)
+def mace_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.ndarray) -> float:
+    """:func:`mace_logp_grad` with packed data (see :func:`mace_pack`)."""
+    h = _seg(ints, 0)
+    hier, has_v, R, D, G, K = h[0] == 1, h[1] == 1, h[2], h[3], h[4], h[5]
+    n_cat = _seg(ints, 1)
+    e_cell = _seg(ints, 2)
+    e_code = _seg(ints, 3)
+    p_e = _seg(ints, 4)
+    p_start = _seg(ints, 5)
+    pattern_dim = _seg(ints, 6)
+    mask = _seg(ints, 7).reshape((pattern_dim.size, K))
+    sc = _seg(floats, 0)
+    mean_mu = _seg(floats, 1)
+    mean_sd = _seg(floats, 2)
+    pattern_w = _seg(floats, 3)
+    spam_conc = _seg(floats, 4).reshape((R * D, K))
+    prev_conc = _seg(floats, 5).reshape((D, K))
+    return mace_logp_grad(
+        x, hier, has_v, R, D, G, K, n_cat, e_cell, e_code, p_e, p_start, pattern_dim,
+        pattern_w, mask, sc[0], sc[1], mean_mu, mean_sd, sc[2], sc[3], spam_conc, prev_conc,
+        sc[4], grad,
+    )  # fmt: skip
+
+
+@njit(cache=True, nogil=True)
+def ds_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.ndarray) -> float:
+    """:func:`ds_logp_grad` with packed data."""
+    h = _seg(ints, 0)
+    kind, NC, D, G, K = h[0], h[1], h[2], h[3], h[4]
+    n_cat = _seg(ints, 1)
+    row_dim = _seg(ints, 2)
+    e_row = _seg(ints, 3)
+    e_code = _seg(ints, 4)
+    p_e = _seg(ints, 5)
+    p_start = _seg(ints, 6)
+    pattern_dim = _seg(ints, 7)
+    mask = _seg(ints, 8).reshape((pattern_dim.size, K))
+    sc = _seg(floats, 0)
+    pattern_w = _seg(floats, 1)
+    conf_conc = _seg(floats, 2).reshape((NC, K, K))
+    zeta_mu = _seg(floats, 3).reshape((K, K))
+    prev_conc = _seg(floats, 4).reshape((D, K))
+    return ds_logp_grad(
+        x, kind, NC, D, G, K, n_cat, row_dim, e_row, e_code, p_e, p_start, pattern_dim,
+        pattern_w, mask, conf_conc, zeta_mu, sc[0], sc[1], sc[2], sc[3], prev_conc, sc[4], grad,
+    )  # fmt: skip

@@ -1,0 +1,719 @@
+"""Dawid-Skene (1979): a confusion matrix per rater, unpooled, pooled, partially pooled or
+one-coin.
+
+Generative story (one latent true label per unit: item, segment, dimension)::
+
+    T_u ~ Categorical(pi_d)                       pi_d ~ Dirichlet(1)
+    A_uj | T_u = t ~ Categorical(beta_c[t, :])    c = (rater j, dimension d, design g)
+
+* ``pooling="unpooled"``: ``beta_c[t, :] ~ Dirichlet(alpha_t)`` with extra mass on the
+  diagonal (prior mean of the diagonal ``diagonal_mean``, default 0.7);
+* ``"pooled"``: one confusion matrix per dimension x design shared by all raters;
+* ``"partial"`` (Paun et al. 2018, HierD&S): ``beta_c[t, :] = softmax(zeta_dt + sigma_d
+  z_c[t, :])`` over the off-diagonal logits (the diagonal logit is the reference 0),
+  ``zeta ~ N(-2, 1.5)``, ``z ~ N(0, 1)`` (non-centred), ``sigma_d ~ HalfNormal(1)``;
+* ``"one_coin"``: ``beta_c[t, t] = p_c``, errors uniform over the other categories,
+  ``p_c ~ Beta(2, 1)``.
+
+True labels are marginalised (log-sum-exp) and recovered draw by draw. See
+``models/dawid_skene/card.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+from scipy.optimize import minimize
+from scipy.special import digamma, expit, logsumexp
+
+from raterstats.inference import Density, assemble_datatree
+from raterstats.models._marginal import (
+    LatentClassData,
+    LatentClassModel,
+    logsumexp_np,
+    majority_vote,
+    majority_vote_stats,
+    padded_dirichlet,
+    padded_dirichlet_init,
+    padded_log_simplex_pt,
+    pattern_loglik_pt,
+    segment_sum_pt,
+    simplex_forward_np,
+    table_layout,
+    unpack_rows,
+)
+from raterstats.models.base import Prior
+
+POOLINGS = ("unpooled", "pooled", "partial", "one_coin")
+
+
+class DawidSkene(LatentClassModel):
+    """Dawid-Skene confusion-matrix model.
+
+    Parameters
+    ----------
+    pooling : {"unpooled", "pooled", "partial", "one_coin"}
+        How confusion matrices are shared across raters (see the module docstring).
+    rater_prior : mapping, optional
+        Per-rater prior confusion from earlier studies: ``{rater: K x K pseudo-counts}``
+        (rows: true category, columns: rated category), added to the Dirichlet
+        concentration of that rater's rows (``pooling="unpooled"`` only).
+    repeats : {"include", "exclude"}
+        Use repeated ratings as further observations (default) or first ratings only.
+    use_gold : bool
+        Clamp the true label of units with a ``gold`` label (default True).
+    priors : mapping, optional
+        Override by name: ``confusion`` (unpooled / pooled; ``Prior("Dirichlet",
+        off_diagonal=1.0, diagonal_mean=0.7)``, or ``a=`` a full K x K concentration),
+        ``confusion_logit`` (partial; Normal on the off-diagonal logits, default
+        N(-2, 1.5)), ``rater_sd`` (partial; HalfNormal(1)), ``accuracy`` (one-coin;
+        Beta(2, 1)), ``prevalence`` (Dirichlet concentration, default 1).
+
+    Examples
+    --------
+    >>> from raterstats import DawidSkene
+    >>> from raterstats.simulate import archehr_like_study
+    >>> s = archehr_like_study(n_cases=10, n_systems=5, random_seed=3)
+    >>> dt = DawidSkene().fit(s.ratings, method="em", random_seed=1)
+    >>> dt.posterior["confusion"].dims
+    ('chain', 'draw', 'rater', 'dimension', 'design', 'true', 'rated')
+    """
+
+    name = "dawid_skene"
+    default_priors: ClassVar[dict[str, Prior]] = {
+        "confusion": Prior("Dirichlet", off_diagonal=1.0, diagonal_mean=0.7),
+        "confusion_logit": Prior("Normal", mu=-2.0, sigma=1.5),
+        "rater_sd": Prior("HalfNormal", sigma=1.0),
+        "accuracy": Prior("Beta", alpha=2.0, beta=1.0),
+        "prevalence": Prior("Dirichlet", a=1.0),
+    }
+    default_options: ClassVar[dict[str, Any]] = {
+        "pooling": "unpooled",
+        "rater_prior": None,
+        "repeats": "include",
+        "use_gold": True,
+    }
+    param_names: ClassVar[tuple[str, ...]] = ("confusion", "prevalence")
+
+    def _check_options(self) -> None:
+        super()._check_options()
+        o = self._options
+        problems = []
+        if o["pooling"] not in POOLINGS:
+            problems.append(f"pooling must be one of {list(POOLINGS)}, not {o['pooling']!r}")
+        if o["rater_prior"] is not None:
+            if o["pooling"] != "unpooled":
+                problems.append("rater_prior needs pooling='unpooled'")
+            if not isinstance(o["rater_prior"], dict):
+                problems.append("rater_prior must be a mapping {rater: K x K pseudo-counts}")
+            else:
+                o["rater_prior"] = {
+                    str(k): np.asarray(v, dtype=float).tolist() for k, v in o["rater_prior"].items()
+                }
+        for key, dist in (
+            ("confusion", "Dirichlet"),
+            ("confusion_logit", "Normal"),
+            ("accuracy", "Beta"),
+            ("prevalence", "Dirichlet"),
+        ):
+            if self._priors[key].dist != dist:
+                problems.append(f"prior {key!r} must be a {dist}")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    # ------------------------------------------------------------------ layout helpers
+
+    def _cells(self, data: LatentClassData) -> tuple[int, np.ndarray, np.ndarray, tuple[str, ...]]:
+        """Parameter cells: count, each pattern rating's cell, each cell's dimension, dims."""
+        R, D, G = len(data.raters), len(data.dimensions), len(data.designs)
+        if self._options["pooling"] == "pooled":
+            cell = data.p_dim * G + data.p_design
+            cell_dim = np.arange(D * G) // G
+            return D * G, cell, cell_dim, ("dimension", "design")
+        cell_dim = (np.arange(R * D * G) // G) % D
+        return R * D * G, data.p_cell, cell_dim, ("rater", "dimension", "design")
+
+    def _confusion_conc(self, data: LatentClassData, n_cells: int) -> np.ndarray:
+        """``(n_cells, K, K)`` Dirichlet concentrations of the confusion rows."""
+        K = data.K
+        pr = self._priors["confusion"]
+        cell_dim = self._cells(data)[2]
+        out = np.ones((n_cells, K, K))
+        full = pr.param("a")
+        for c in range(n_cells):
+            k = int(data.n_categories[cell_dim[c]])
+            if full is not None and np.ndim(full) == 2:
+                out[c, :k, :k] = np.asarray(full)[:k, :k]
+            else:
+                off = float(pr.param("off_diagonal", 1.0) if full is None else full)
+                p = float(pr.param("diagonal_mean", 0.7))
+                m = np.full((k, k), off)
+                np.fill_diagonal(m, off * (k - 1) * p / (1 - p) if k > 1 else off)
+                out[c, :k, :k] = m
+        rp = self._options["rater_prior"]
+        if rp:
+            D, G = len(data.dimensions), len(data.designs)
+            unknown = [r for r in rp if r not in data.raters]
+            if unknown:
+                raise ValueError(f"rater_prior names raters not in the data: {unknown}")
+            for r, counts in rp.items():
+                j = data.raters.index(r)
+                m = np.asarray(counts, dtype=float)
+                for d in range(D):
+                    k = int(data.n_categories[d])
+                    if m.shape != (k, k):
+                        raise ValueError(
+                            f"rater_prior[{r!r}] is {m.shape}; dimension "
+                            f"{data.dimensions[d]!r} has {k} categories"
+                        )
+                    for g in range(G):
+                        out[(j * D + d) * G + g, :k, :k] += m
+        return out
+
+    def _offdiag(self, K: int) -> tuple[np.ndarray, np.ndarray]:
+        t, a = np.nonzero(~np.eye(K, dtype=bool))
+        return t, a
+
+    # ------------------------------------------------------------------ PyMC model
+
+    def build_model(self, data: LatentClassData) -> pm.Model:
+        R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
+        pooling = self._options["pooling"]
+        NC, cell, cell_dim, cdims = self._cells(data)
+        coords: dict[str, list[Any]] = {
+            "rater": list(data.raters),
+            "dimension": list(data.dimensions),
+            "design": list(data.designs),
+            "category": list(range(K)),
+            "true": list(range(K)),
+            "rated": list(range(K)),
+        }
+        lead = tuple(len(coords[d]) for d in cdims)
+        ks = sorted({int(k) for k in data.n_categories})
+        with pm.Model(coords=coords) as model:
+            if pooling in ("unpooled", "pooled"):
+                conc = self._confusion_conc(data, NC).reshape(*lead, K, K)
+                if len(ks) == 1:
+                    conf = pm.Dirichlet("confusion", a=conc, dims=(*cdims, "true", "rated"))
+                    log_conf = pt.log(conf)
+                else:
+                    flat = pt.zeros((NC, K, K))
+                    cflat = conc.reshape(NC, K, K)
+                    for k in ks:
+                        idx = np.flatnonzero(data.n_categories[cell_dim] == k)
+                        v = pm.Dirichlet(
+                            f"confusion_k{k}", a=cflat[idx, :k, :k], shape=(idx.size, k, k)
+                        )
+                        flat = pt.set_subtensor(flat[idx, :k, :k], v)
+                    conf = pm.Deterministic(
+                        "confusion", flat.reshape((*lead, K, K)), dims=(*cdims, "true", "rated")
+                    )
+                    log_conf = pt.log(pt.where(conf > 0, conf, 1.0))
+            elif pooling == "partial":
+                if len(ks) > 1:
+                    raise NotImplementedError(
+                        "pooling='partial' needs the same number of categories on every dimension"
+                    )
+                pr = self._priors["confusion_logit"]
+                ti, ai = self._offdiag(K)
+                coords_off = [f"{t}->{a}" for t, a in zip(ti, ai, strict=True)]
+                model.add_coord("error", coords_off)
+                zeta = pm.Normal(
+                    "confusion_logit_mean",
+                    mu=pr.param("mu", -2.0),
+                    sigma=pr.param("sigma", 1.5),
+                    dims=("dimension", "error"),
+                )
+                sigma = self._priors["rater_sd"].create("rater_sd", dims="dimension")
+                z = pm.Normal(
+                    "confusion_z", 0.0, 1.0, dims=("rater", "dimension", "design", "error")
+                )
+                off = zeta[None, :, None, :] + sigma[None, :, None, None] * z
+                logits = pt.zeros((R, D, G, K, K))
+                logits = pt.set_subtensor(logits[:, :, :, ti, ai], off)
+                log_conf = logits - pt.logsumexp(logits, axis=-1, keepdims=True)
+                conf = pm.Deterministic(
+                    "confusion",
+                    pt.exp(log_conf),
+                    dims=("rater", "dimension", "design", "true", "rated"),
+                )
+            else:
+                acc = self._priors["accuracy"].create(
+                    "accuracy", dims=("rater", "dimension", "design")
+                )
+                kd = data.n_categories[(np.arange(R * D * G) // G) % D].reshape(R, D, G)
+                eye = np.eye(K, dtype=bool)
+                valid = np.broadcast_to(data.valid[None, :, None, :, None], (R, D, G, K, K)) & (
+                    np.broadcast_to(data.valid[None, :, None, None, :], (R, D, G, K, K))
+                )
+                a5 = acc[..., None, None]
+                err = (1.0 - a5) / np.maximum(kd - 1, 1)[..., None, None]
+                conf_full = pt.where(eye, a5, err)
+                conf = pm.Deterministic(
+                    "confusion",
+                    pt.where(valid, conf_full, 0.0),
+                    dims=("rater", "dimension", "design", "true", "rated"),
+                )
+                log_a = pt.log(a5)
+                log_e = pt.log1p(-a5) - np.log(np.maximum(kd - 1, 1))[..., None, None]
+                log_conf = pt.where(eye, log_a, log_e)
+            prev = padded_dirichlet(
+                "prevalence", self._priors["prevalence"].param("a", 1.0), data.n_categories, (), ()
+            )
+            lc = log_conf.reshape((NC, K, K))
+            per = lc[cell, :, data.p_code]  # (Np, K): log beta_c[t, a] over t
+            summed = segment_sum_pt(per, data.p_pattern, data.n_patterns)
+            log_prior = padded_log_simplex_pt(prev, data.valid)
+            ll, _ = pattern_loglik_pt(summed, data, log_prior)
+            pm.Potential("marginal_loglik", pt.dot(data.pattern_count.astype(float), ll))
+        return model
+
+    def initial_values(self, data: LatentClassData) -> dict[str, np.ndarray]:
+        st = majority_vote_stats(data)
+        R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
+        pooling = self._options["pooling"]
+        conf = st["confusion"].reshape(R, D, G, K, K)
+        init: dict[str, np.ndarray] = {}
+        ks = sorted({int(k) for k in data.n_categories})
+        if pooling in ("unpooled", "pooled"):
+            c = conf.mean(axis=0) if pooling == "pooled" else conf
+            c = np.clip(c, 1e-3, None)
+            if len(ks) == 1:
+                c = c / c.sum(axis=-1, keepdims=True)
+                init["confusion"] = c
+        elif pooling == "one_coin":
+            diag = np.einsum("rdgkk->rdgk", conf)
+            acc = np.nanmean(np.where(data.valid[None, :, None, :], diag, np.nan), axis=-1)
+            init["accuracy"] = np.clip(acc, 0.3, 0.95)
+        init.update(padded_dirichlet_init("prevalence", st["prevalence"], data.n_categories))
+        return init
+
+    # ------------------------------------------------------------------ compiled density
+
+    def density(self, data: LatentClassData) -> Density | None:
+        """Compiled log density with a hand-written gradient (same density as
+        :meth:`build_model`); None for data whose dimensions have different numbers of
+        categories (the PyMC model is used then)."""
+        if len({int(k) for k in data.n_categories}) > 1:
+            return None
+        from raterstats.models._numba import dirichlet_const, ds_entry, pack
+
+        pooling = self._options["pooling"]
+        R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
+        NC, cell, cell_dim, cdims = self._cells(data)
+        kind = {"unpooled": 0, "pooled": 0, "partial": 1, "one_coin": 2}[pooling]
+        lay = table_layout(data, cell)
+        n_cat = data.n_categories.astype(np.int64)
+        prev_conc = np.full((D, K), float(self._priors["prevalence"].param("a", 1.0)))
+        const = dirichlet_const(n_cat, prev_conc)
+        conf_conc = np.ones((NC, K, K))
+        zeta_mu = np.zeros((K, K))
+        pr_logit = self._priors["confusion_logit"]
+        acc_pr = self._priors["accuracy"]
+        a_acc, b_acc = float(acc_pr.param("alpha", 2.0)), float(acc_pr.param("beta", 1.0))
+        n_off = K * (K - 1)
+        if kind == 0:
+            conf_conc = self._confusion_conc(data, NC)
+            const += dirichlet_const(np.full(NC * K, K), conf_conc.reshape(NC * K, K))
+            ndim_head = NC * K * (K - 1)
+        elif kind == 1:
+            zeta_mu = np.full((K, K), float(pr_logit.param("mu", -2.0)))
+            ndim_head = D * n_off + D + NC * n_off
+        else:
+            const -= NC * (math.lgamma(a_acc) + math.lgamma(b_acc) - math.lgamma(a_acc + b_acc))
+            ndim_head = NC
+        ndim = ndim_head + D * (K - 1)
+        ints = pack(
+            [
+                np.array([kind, NC, D, G, K]),
+                n_cat,
+                cell_dim.astype(np.int64),
+                lay["e_row"],
+                lay["e_code"],
+                lay["p_e"],
+                lay["p_start"],
+                lay["pattern_dim"],
+                lay["mask"].astype(np.int64),
+            ],
+            np.int64,
+        )
+        floats = pack(
+            [
+                np.array(
+                    [
+                        float(pr_logit.param("sigma", 1.5)),
+                        float(self._priors["rater_sd"].param("sigma", 1.0)),
+                        a_acc,
+                        b_acc,
+                        const,
+                    ]
+                ),
+                lay["pattern_w"],
+                conf_conc,
+                zeta_mu,
+                prev_conc,
+            ],
+            np.float64,
+        )
+
+        def logp_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
+            g = np.empty(ndim)
+            lp = ds_entry(x, ints, floats, g)
+            return float(lp), g
+
+        lead = tuple({"rater": R, "dimension": D, "design": G}[d] for d in cdims)
+        ti, ai = self._offdiag(K)
+
+        def expand(x: np.ndarray) -> dict[str, np.ndarray]:
+            out: dict[str, np.ndarray] = {}
+            if kind == 0:
+                rows = unpack_rows(x[:ndim_head], np.full(NC * K, K), K)
+                out["confusion"] = rows.reshape(*lead, K, K)
+            elif kind == 1:
+                zeta = x[: D * n_off].reshape(D, n_off)
+                sig = np.exp(x[D * n_off : D * n_off + D])
+                z = x[D * n_off + D : ndim_head].reshape(R, D, G, n_off)
+                logits = np.zeros((R, D, G, K, K))
+                logits[..., ti, ai] = zeta[None, :, None, :] + sig[None, :, None, None] * z
+                out["confusion_logit_mean"] = zeta
+                out["rater_sd"] = sig
+                out["confusion_z"] = z
+                out["confusion"] = np.exp(logits - logsumexp(logits, axis=-1, keepdims=True))
+            else:
+                acc = expit(x[:NC]).reshape(R, D, G)
+                eye = np.eye(K, dtype=bool)
+                out["accuracy"] = acc
+                out["confusion"] = np.where(
+                    eye, acc[..., None, None], ((1 - acc) / (K - 1))[..., None, None]
+                )
+            out["prevalence"] = unpack_rows(x[ndim_head:], n_cat, K)
+            return out
+
+        init = self.initial_values(data)
+        st = majority_vote_stats(data)
+        conf0 = np.clip(st["confusion"].reshape(R, D, G, K, K), 1e-3, None)
+
+        def initial_point(rng: np.random.Generator) -> np.ndarray:
+            if kind == 0:
+                c = conf0.mean(axis=0) if pooling == "pooled" else conf0
+                c = c / c.sum(axis=-1, keepdims=True)
+                head = simplex_forward_np(c).reshape(-1)
+            elif kind == 1:
+                lc = np.log(conf0) - np.log(np.einsum("rdgkk->rdgk", conf0))[..., None]
+                off = lc[..., ti, ai]
+                zeta = np.clip(off.mean(axis=(0, 2)), -6, 2)
+                head = np.concatenate(
+                    [zeta.reshape(-1), np.log(np.full(D, 0.5)), np.zeros(NC * n_off)]
+                )
+            else:
+                a0 = init["accuracy"]
+                head = np.log(a0 / (1 - a0)).reshape(-1)
+            x0 = np.concatenate([head, simplex_forward_np(st["prevalence"]).reshape(-1)])
+            return x0 + rng.normal(0.0, 0.1, x0.size)
+
+        dims = {
+            "confusion": (*cdims, "true", "rated"),
+            "confusion_logit_mean": ("dimension", "error"),
+            "rater_sd": ("dimension",),
+            "confusion_z": ("rater", "dimension", "design", "error"),
+            "accuracy": ("rater", "dimension", "design"),
+            "prevalence": ("dimension", "category"),
+        }
+        probe = expand(initial_point(np.random.default_rng(0)))
+        coords = data.coords() | {"true": list(range(K)), "rated": list(range(K))}
+        if kind == 1:
+            coords["error"] = [f"{t}->{a}" for t, a in zip(ti, ai, strict=True)]
+        return Density(
+            ndim=ndim,
+            logp_grad=logp_grad,
+            expand=expand,
+            var_shapes={k: tuple(np.shape(v)) for k, v in probe.items()},
+            var_dims={k: dims[k] for k in probe},
+            coords=coords,
+            initial_point=initial_point,
+        )
+
+    # ------------------------------------------------------------------ NumPy kernels
+
+    def _cell_confusion(self, conf: np.ndarray, data: LatentClassData) -> np.ndarray:
+        """``(S, n_cells_full, K, K)`` confusion per (rater, dimension, design) cell."""
+        S, K = conf.shape[0], data.K
+        if self._options["pooling"] == "pooled":
+            R = len(data.raters)
+            c = conf.reshape(S, 1, -1, K, K)
+            return np.broadcast_to(c, (S, R, c.shape[2], K, K)).reshape(S, -1, K, K)
+        return conf.reshape(S, -1, K, K)
+
+    def rating_log_prob(self, params: dict[str, np.ndarray], data: LatentClassData) -> np.ndarray:
+        conf = self._cell_confusion(params["confusion"], data)
+        with np.errstate(divide="ignore"):
+            return np.log(conf[:, data.p_cell, :, data.p_code]).transpose(1, 0, 2)
+
+    def simulate_ratings(
+        self,
+        params: dict[str, np.ndarray],
+        data: LatentClassData,
+        true_class: np.ndarray,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        conf = self._cell_confusion(params["confusion"], data)
+        S = conf.shape[0]
+        t = true_class[:, data.unit]  # (S, N)
+        rows = conf[np.arange(S)[:, None], data.cell[None, :], t]  # (S, N, K)
+        cum = np.cumsum(rows, axis=-1)
+        u = rng.random((*t.shape, 1))
+        return np.minimum(np.sum(u > cum, axis=-1), data.K - 1).astype(np.int16)
+
+    # ------------------------------------------------------------------ EM
+
+    def fit_em(
+        self,
+        data: LatentClassData,
+        *,
+        random_seed: int,
+        progress: bool,
+        restarts: int = 5,
+        max_iter: int = 500,
+        tol: float = 1e-7,
+        variational: bool = False,
+        **unused: Any,
+    ) -> xr.DataTree:
+        """Point estimates by EM with restarts (first at the majority vote); the best restart
+        by marginal likelihood is kept.
+
+        Unpooled / pooled / one-coin: the M-step adds the prior's concentrations to the
+        expected counts (posterior-mean updates; ``variational=True``: mean-field
+        variational Bayes). Partial pooling: the M-step maximises the expected
+        complete-data log-likelihood plus the normal log-densities of the logits with the
+        rater scale held at its prior mean.
+        """
+        if unused:
+            raise TypeError(f"unknown EM options {sorted(unused)}")
+        if restarts < 1:
+            raise ValueError("restarts must be at least 1")
+        rng = np.random.default_rng(random_seed)
+        runs = [
+            _ds_em(self, data, rng=rng, random_init=r > 0, max_iter=max_iter, tol=tol,
+                   variational=variational)
+            for r in range(restarts)
+        ]  # fmt: skip
+        best = max(range(len(runs)), key=lambda i: runs[i]["loglik"])
+        res = runs[best]
+        R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
+        cdims = self._cells(data)[3]
+        dims = {
+            "confusion": (*cdims, "true", "rated"),
+            "prevalence": ("dimension", "category"),
+            "accuracy": ("rater", "dimension", "design"),
+            "confusion_logit_mean": ("dimension", "error"),
+        }
+        coords = data.coords() | {"true": list(range(K)), "rated": list(range(K))}
+        ti, ai = self._offdiag(K)
+        coords["error"] = [f"{t}->{a}" for t, a in zip(ti, ai, strict=True)]
+        dt = assemble_datatree(
+            {k: v[None, None] for k, v in res["values"].items()},
+            dims,
+            coords,
+            sample_stats={
+                "lp": np.array([[res["loglik"]]]),
+                "converged": np.array([[res["converged"]]]),
+                "n_iterations": np.array([[res["n_iter"]]]),
+            },
+        )
+        dt["sample_stats"].attrs["restart_loglik"] = json.dumps([float(x["loglik"]) for x in runs])
+        dt["sample_stats"].attrs["best_restart"] = int(best)
+        del R, D, G
+        return dt
+
+
+def _ds_em(
+    model: DawidSkene,
+    data: LatentClassData,
+    *,
+    rng: np.random.Generator,
+    random_init: bool,
+    max_iter: int,
+    tol: float,
+    variational: bool,
+) -> dict[str, Any]:
+    pooling = model.options["pooling"]
+    R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
+    NC, cell, cell_dim, _ = model._cells(data)
+    code = data.p_code
+    P = data.n_patterns
+    w = data.pattern_count[data.p_pattern].astype(float)
+    mask = data.class_mask(data.pattern_dim, data.pattern_gold)
+    valid_c = data.valid[cell_dim]  # (NC, K)
+    vmat = valid_c[:, :, None] & valid_c[:, None, :]
+    a_prev = float(model.priors["prevalence"].param("a", 1.0))
+    if pooling in ("unpooled", "pooled"):
+        conc = model._confusion_conc(data, NC)
+    else:
+        conc = np.ones((NC, K, K))
+    acc_pr = model.priors["accuracy"]
+    a_acc, b_acc = float(acc_pr.param("alpha", 2.0)), float(acc_pr.param("beta", 1.0))
+    pr_logit = model.priors["confusion_logit"]
+    z_mu, z_sd = float(pr_logit.param("mu", -2.0)), float(pr_logit.param("sigma", 1.5))
+    sig = model.priors["rater_sd"].mean()
+    kd = data.n_categories[cell_dim].astype(float)
+    ti, ai = np.nonzero(~np.eye(K, dtype=bool))
+    logit_state = np.concatenate([np.full(D * ti.size, z_mu), np.zeros(NC * ti.size)])
+
+    if random_init:
+        conf = rng.dirichlet(np.ones(K), (NC, K)) + np.eye(K) * rng.uniform(0.5, 3.0, (NC, 1, 1))
+        conf = np.where(vmat, conf, 0.0)
+        conf = conf / np.maximum(conf.sum(axis=-1, keepdims=True), 1e-300)
+        prev = rng.dirichlet(np.ones(K), D) * data.valid
+        prev = prev / prev.sum(axis=1, keepdims=True)
+        with np.errstate(divide="ignore"):
+            log_conf = np.where(vmat, np.log(np.where(vmat, conf, 1.0)), -np.inf)
+            log_prev = np.where(data.valid, np.log(np.where(data.valid, prev, 1.0)), -np.inf)
+        q = None
+    else:
+        first = np.zeros(P, dtype=np.int64)
+        first[data.unit_pattern[::-1]] = np.arange(data.n_units)[::-1]
+        q = majority_vote(data)[first]
+    ll = -np.inf
+    prev_ll = -np.inf
+    converged = False
+    n_iter = 0
+    counts = np.zeros((NC, K, K))
+    prev_cnt = np.zeros((D, K))
+    for it in range(max_iter):
+        n_iter = it + 1
+        if q is not None:
+            # M-step: expected counts n[c, t, a]
+            qr = q[data.p_pattern]  # (Np, K)
+            counts = np.zeros((NC * K, K))
+            idx = cell * K
+            for t in range(K):
+                counts[:, t] = np.bincount(idx + code, w * qr[:, t], minlength=NC * K)
+            counts = counts.reshape(NC, K, K).transpose(0, 2, 1)  # (c, t, a)
+            prev_cnt = np.stack(
+                [
+                    np.bincount(data.pattern_dim, data.pattern_count * q[:, k], minlength=D)
+                    for k in range(K)
+                ],
+                axis=1,
+            )
+            if pooling in ("unpooled", "pooled"):
+                post = np.where(vmat, counts + conc, 0.0)
+                tot = post.sum(axis=-1, keepdims=True)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    if variational:
+                        log_conf = np.where(
+                            vmat, digamma(np.where(vmat, post, 1.0)) - digamma(tot), -np.inf
+                        )
+                    else:
+                        log_conf = np.where(vmat, np.log(np.where(vmat, post, 1.0) / tot), -np.inf)
+            elif pooling == "one_coin":
+                correct = np.einsum("ctt->c", counts)
+                total = counts.sum(axis=(1, 2))
+                pa = (correct + a_acc) / (total + a_acc + b_acc)
+                log_conf = np.where(
+                    np.eye(K, dtype=bool), np.log(pa)[:, None, None],
+                    (np.log1p(-pa) - np.log(np.maximum(kd - 1, 1)))[:, None, None],
+                )  # fmt: skip
+                log_conf = np.where(vmat, log_conf, -np.inf)
+            else:
+                logit_state, log_conf = _partial_mstep(
+                    logit_state, counts, NC, D, K, cell_dim, ti, ai, z_mu, z_sd, sig
+                )
+            pc = np.where(data.valid, prev_cnt + a_prev, 0.0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if variational:
+                    log_prev = np.where(
+                        data.valid,
+                        digamma(np.where(data.valid, pc, 1.0))
+                        - digamma(pc.sum(axis=1, keepdims=True)),
+                        -np.inf,
+                    )
+                else:
+                    log_prev = np.where(
+                        data.valid,
+                        np.log(np.where(data.valid, pc, 1.0) / pc.sum(axis=1, keepdims=True)),
+                        -np.inf,
+                    )
+        # E-step
+        per = log_conf[cell, :, code]  # (Np, K)
+        summed = np.stack(
+            [np.bincount(data.p_pattern, per[:, t], minlength=P) for t in range(K)], axis=1
+        )
+        with np.errstate(invalid="ignore"):
+            joint = np.where(mask, log_prev[data.pattern_dim] + summed, -np.inf)
+        lse = logsumexp_np(joint, axis=-1)
+        q = np.exp(joint - lse[:, None])
+        ll = float(np.dot(data.pattern_count, lse))
+        if abs(ll - prev_ll) <= tol * max(1.0, abs(ll)):
+            converged = True
+            break
+        prev_ll = ll
+    # point estimates
+    if pooling in ("unpooled", "pooled"):
+        post = np.where(vmat, counts + conc, 0.0)
+        conf = post / np.maximum(post.sum(axis=-1, keepdims=True), 1e-300)
+    else:
+        conf = np.where(vmat, np.exp(log_conf), 0.0)
+    pc = np.where(data.valid, prev_cnt + a_prev, 0.0)
+    prev = pc / pc.sum(axis=1, keepdims=True)
+    lead = (D, G) if pooling == "pooled" else (R, D, G)
+    values: dict[str, np.ndarray] = {"confusion": conf.reshape(*lead, K, K), "prevalence": prev}
+    if pooling == "one_coin":
+        values["accuracy"] = np.exp(log_conf[:, 0, 0]).reshape(R, D, G)
+    if pooling == "partial":
+        values["confusion_logit_mean"] = logit_state[: D * ti.size].reshape(D, ti.size)
+    params = {"confusion": values["confusion"][None], "prevalence": prev[None]}
+    joint = model.pattern_log_joint(params, data)[0]
+    ll_plugin = float(np.dot(data.pattern_count, logsumexp_np(joint, axis=-1)))
+    return {"values": values, "loglik": ll_plugin, "converged": converged, "n_iter": n_iter}
+
+
+def _partial_mstep(
+    x0: np.ndarray,
+    counts: np.ndarray,
+    NC: int,
+    D: int,
+    K: int,
+    cell_dim: np.ndarray,
+    ti: np.ndarray,
+    ai: np.ndarray,
+    z_mu: float,
+    z_sd: float,
+    sig: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Penalised M-step of partial pooling: maximise sum n[c,t,a] log softmax(L[c,t])[a]
+    - (zeta - mu)^2 / 2 s^2 - omega^2 / 2 sigma^2 over zeta (D, E) and omega (NC, E)."""
+    E = ti.size
+
+    def f(x: np.ndarray) -> tuple[float, np.ndarray]:
+        zeta = x[: D * E].reshape(D, E)
+        om = x[D * E :].reshape(NC, E)
+        L = np.zeros((NC, K, K))
+        L[:, ti, ai] = zeta[cell_dim] + om
+        lsm = L - logsumexp(L, axis=-1, keepdims=True)
+        obj = np.sum(counts * lsm)
+        n_row = counts.sum(axis=-1, keepdims=True)
+        gL = counts - n_row * np.exp(lsm)
+        g_off = gL[:, ti, ai]
+        obj -= 0.5 * np.sum((zeta - z_mu) ** 2) / z_sd**2 + 0.5 * np.sum(om**2) / sig**2
+        g_zeta = np.zeros((D, E))
+        np.add.at(g_zeta, cell_dim, g_off)
+        g_zeta -= (zeta - z_mu) / z_sd**2
+        g_om = g_off - om / sig**2
+        return -float(obj), -np.concatenate([g_zeta.ravel(), g_om.ravel()])
+
+    res = minimize(f, x0, jac=True, method="L-BFGS-B", options={"maxiter": 100})
+    zeta = res.x[: D * E].reshape(D, E)
+    om = res.x[D * E :].reshape(NC, E)
+    L = np.zeros((NC, K, K))
+    L[:, ti, ai] = zeta[cell_dim] + om
+    return res.x, L - logsumexp(L, axis=-1, keepdims=True)
+
+
+__all__ = ["POOLINGS", "DawidSkene"]

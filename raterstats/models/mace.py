@@ -1,0 +1,662 @@
+"""MACE (Hovy et al. 2013): competence and spamming, flat or hierarchical.
+
+Generative story (one latent true label per unit: item, segment, dimension)::
+
+    T_u ~ Categorical(pi_d)                            pi_d ~ Dirichlet(1)
+    competent ~ Bernoulli(theta_jdg)                   per rater x dimension x design
+    A_uj = T_u if competent, else ~ Categorical(xi_jd)  xi_jd ~ Dirichlet(10)
+
+so ``P(A = a | T = t) = theta 1[a = t] + (1 - theta) xi[a]``. Flat MACE puts
+``theta_jdg ~ Beta(0.5, 0.5)``. Hierarchical MACE (the default when the data have several
+dimensions or designs) puts ``logit theta_jdg = beta_dg + u_j + v_jdg`` with cell means
+``beta_dg`` (equivalently ``mu + alpha_d + gamma_g + (alpha gamma)_dg``, reported as
+Deterministics), ``u_j ~ N(0, sigma_u)``, ``v_jdg ~ N(0, sigma_v)``, non-centred. The true
+labels are marginalised (log-sum-exp) for NUTS and recovered draw by draw afterwards.
+See ``models/mace/card.md`` for priors, identifiability and references.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+from scipy.optimize import minimize
+from scipy.special import digamma, expit, logit
+
+from raterstats.inference import Density, assemble_datatree
+from raterstats.models._marginal import (
+    LatentClassData,
+    LatentClassModel,
+    logsumexp_np,
+    majority_vote,
+    majority_vote_stats,
+    pack_rows,
+    padded_dirichlet,
+    padded_dirichlet_init,
+    padded_log_simplex_pt,
+    pattern_loglik_pt,
+    segment_sum_pt,
+    table_layout,
+    unpack_rows,
+)
+from raterstats.models.base import Prior
+
+
+class MACE(LatentClassModel):
+    """Multi-Annotator Competence Estimation, flat or hierarchical.
+
+    Parameters
+    ----------
+    hierarchical : bool, optional
+        Partially pooled competence per rater x dimension x design (logit-normal, non-centred).
+        Default (None): hierarchical when the data have several dimensions or designs, flat
+        otherwise.
+    repeats : {"include", "exclude"}
+        Use repeated ratings of a unit by the same rater as further observations (default) or
+        only first ratings.
+    use_gold : bool
+        Clamp the true label of units with a ``gold`` label (default True).
+    priors : mapping, optional
+        Override by name: ``competence`` (flat; Beta, default Beta(0.5, 0.5)), ``spam``
+        (Dirichlet concentration of each rater's spam distribution, default 10),
+        ``prevalence`` (Dirichlet concentration of the label prior, default 1),
+        ``competence_mean`` (hierarchical; Normal on the logit of the dimension x design cell
+        means, default N(1, 1.5)), ``rater_sd`` (HalfNormal(1), sigma_u) and ``cell_sd``
+        (HalfNormal(0.5), sigma_v).
+
+    Examples
+    --------
+    >>> from raterstats import MACE
+    >>> from raterstats.simulate import archehr_like_study
+    >>> s = archehr_like_study(n_cases=10, n_systems=5, random_seed=3)
+    >>> dt = MACE().fit(s.ratings, method="em", random_seed=1)
+    >>> dt.posterior["competence"].dims
+    ('chain', 'draw', 'rater', 'dimension', 'design')
+    >>> dt.attrs["model"], dt.attrs["method"]
+    ('mace', 'em')
+    """
+
+    name = "mace"
+    default_priors: ClassVar[dict[str, Prior]] = {
+        "competence": Prior("Beta", alpha=0.5, beta=0.5),
+        "spam": Prior("Dirichlet", a=10.0),
+        "prevalence": Prior("Dirichlet", a=1.0),
+        "competence_mean": Prior("Normal", mu=1.0, sigma=1.5),
+        "rater_sd": Prior("HalfNormal", sigma=1.0),
+        "cell_sd": Prior("HalfNormal", sigma=0.5),
+    }
+    default_options: ClassVar[dict[str, Any]] = {
+        "hierarchical": None,
+        "repeats": "include",
+        "use_gold": True,
+    }
+    param_names: ClassVar[tuple[str, ...]] = ("competence", "spam", "prevalence")
+
+    def _check_options(self) -> None:
+        super()._check_options()
+        h = self._options["hierarchical"]
+        if h is not None and not isinstance(h, bool):
+            raise ValueError("hierarchical must be True, False or None")
+        for key, dist in (
+            ("competence", "Beta"),
+            ("spam", "Dirichlet"),
+            ("prevalence", "Dirichlet"),
+            ("competence_mean", "Normal"),
+        ):
+            if self._priors[key].dist != dist:
+                raise ValueError(f"prior {key!r} must be a {dist} (got {self._priors[key].dist})")
+
+    def is_hierarchical(self, data: LatentClassData) -> bool:
+        """Whether competence is pooled for these data (``hierarchical`` or the default)."""
+        h = self._options["hierarchical"]
+        if h is None:
+            return len(data.dimensions) * len(data.designs) > 1
+        return bool(h)
+
+    # ------------------------------------------------------------------ PyMC model
+
+    def build_model(self, data: LatentClassData) -> pm.Model:
+        R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
+        coords = {
+            "rater": list(data.raters),
+            "dimension": list(data.dimensions),
+            "design": list(data.designs),
+            "category": list(range(K)),
+        }
+        hier = self.is_hierarchical(data)
+        with pm.Model(coords=coords) as model:
+            if hier:
+                mp = self._priors["competence_mean"]
+                beta = pm.Normal(
+                    "competence_cell_mean",
+                    mu=mp.param("mu", 0.0),
+                    sigma=mp.param("sigma", 1.0),
+                    dims=("dimension", "design"),
+                )
+                sigma_u = self._priors["rater_sd"].create("rater_sd")
+                z_u = pm.Normal("rater_z", 0.0, 1.0, dims="rater")
+                u = pm.Deterministic("rater_effect", sigma_u * z_u, dims="rater")
+                eta = beta[None, :, :] + u[:, None, None]
+                if D * G > 1:
+                    sigma_v = self._priors["cell_sd"].create("cell_sd")
+                    z_v = pm.Normal("cell_z", 0.0, 1.0, dims=("rater", "dimension", "design"))
+                    eta = eta + sigma_v * z_v
+                theta = pm.Deterministic(
+                    "competence", pm.math.sigmoid(eta), dims=("rater", "dimension", "design")
+                )
+                for name, value in _decomposition(beta, D, G).items():
+                    pm.Deterministic(name, value, dims=_var_dims(data)[name])
+                log_t = -pt.softplus(-eta)
+                log_1mt = -pt.softplus(eta)
+            else:
+                theta = self._priors["competence"].create(
+                    "competence", dims=("rater", "dimension", "design")
+                )
+                log_t = pt.log(theta)
+                log_1mt = pt.log1p(-theta)
+            spam = padded_dirichlet(
+                "spam", self._priors["spam"].param("a", 10.0), data.n_categories, ("rater",), (R,)
+            )
+            prev = padded_dirichlet(
+                "prevalence", self._priors["prevalence"].param("a", 1.0), data.n_categories, (), ()
+            )
+            c = data.p_cell
+            x = log_t.reshape((-1,))[c]
+            log_xi = padded_log_simplex_pt(spam, np.broadcast_to(data.valid, (R, D, K)))
+            y = (
+                log_1mt.reshape((-1,))[c]
+                + log_xi.reshape((R * D, K))[data.p_rater * D + data.p_dim, data.p_code]
+            )
+            match = pt.logaddexp(x, y)
+            base = segment_sum_pt(y, data.p_pattern, data.n_patterns)
+            summed = base[:, None] + pt.zeros((data.n_patterns, K))[
+                data.p_pattern, data.p_code
+            ].inc(match - y)
+            log_prior = padded_log_simplex_pt(prev, data.valid)
+            ll, _ = pattern_loglik_pt(summed, data, log_prior)
+            pm.Potential("marginal_loglik", pt.dot(data.pattern_count.astype(float), ll))
+        return model
+
+    def initial_values(self, data: LatentClassData) -> dict[str, np.ndarray]:
+        st = majority_vote_stats(data)
+        R, D, G = len(data.raters), len(data.dimensions), len(data.designs)
+        comp = np.clip(st["agreement"], 0.3, 0.95).reshape(R, D, G)
+        init: dict[str, np.ndarray] = {}
+        if self.is_hierarchical(data):
+            init["competence_cell_mean"] = logit(comp.mean(axis=0))
+            init["rater_z"] = np.zeros(R)
+            init["rater_sd"] = np.array(0.5)
+            if D * G > 1:
+                init["cell_z"] = np.zeros((R, D, G))
+                init["cell_sd"] = np.array(0.3)
+        else:
+            init["competence"] = comp
+        init.update(padded_dirichlet_init("spam", st["label_freq"], data.n_categories))
+        init.update(padded_dirichlet_init("prevalence", st["prevalence"], data.n_categories))
+        return init
+
+    # ------------------------------------------------------------------ compiled density
+
+    def _fast_path_ok(self) -> bool:
+        p = self._priors
+        return (
+            p["competence"].dist == "Beta"
+            and p["rater_sd"].dist == "HalfNormal"
+            and p["cell_sd"].dist == "HalfNormal"
+            and np.ndim(p["spam"].param("a", 10.0)) == 0
+            and np.ndim(p["prevalence"].param("a", 1.0)) == 0
+        )
+
+    def density(self, data: LatentClassData) -> Density | None:
+        """The model's log density with a hand-written gradient (compiled once per
+        installation), for NUTS without PyMC's compilation; None when the priors are not
+        of the default families."""
+        if not self._fast_path_ok():
+            return None
+        from raterstats.models._numba import dirichlet_const, mace_entry, pack
+
+        pri = self._priors
+        R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
+        C = R * D * G
+        hier = self.is_hierarchical(data)
+        has_v = hier and D * G > 1
+        lay = table_layout(data, data.p_cell)
+        n_cat = data.n_categories.astype(np.int64)
+        rows = np.tile(n_cat, R)
+        mp = pri["competence_mean"]
+        mean_mu = np.broadcast_to(mp.param("mu", 0.0), (D, G)).reshape(-1).astype(float)
+        mean_sd = np.broadcast_to(mp.param("sigma", 1.0), (D, G)).reshape(-1).astype(float)
+        spam_conc = np.full((R * D, K), float(pri["spam"].param("a", 10.0)))
+        prev_conc = np.full((D, K), float(pri["prevalence"].param("a", 1.0)))
+        n_head = (D * G + 1 + R + ((1 + C) if has_v else 0)) if hier else C
+        n_spam = int(np.sum(rows - 1))
+        n_prev = int(np.sum(n_cat - 1))
+        ndim = n_head + n_spam + n_prev
+        ints = pack(
+            [
+                np.array([int(hier), int(has_v), R, D, G, K]),
+                n_cat,
+                lay["e_row"],
+                lay["e_code"],
+                lay["p_e"],
+                lay["p_start"],
+                lay["pattern_dim"],
+                lay["mask"].astype(np.int64),
+            ],
+            np.int64,
+        )
+        a_c = float(pri["competence"].param("alpha", 0.5))
+        b_c = float(pri["competence"].param("beta", 0.5))
+        const = dirichlet_const(rows, spam_conc) + dirichlet_const(n_cat, prev_conc)
+        if not hier:
+            const -= C * (math.lgamma(a_c) + math.lgamma(b_c) - math.lgamma(a_c + b_c))
+        floats = pack(
+            [
+                np.array(
+                    [
+                        a_c,
+                        b_c,
+                        float(pri["rater_sd"].param("sigma", 1.0)),
+                        float(pri["cell_sd"].param("sigma", 1.0)),
+                        const,
+                    ]
+                ),
+                mean_mu,
+                mean_sd,
+                lay["pattern_w"],
+                spam_conc,
+                prev_conc,
+            ],
+            np.float64,
+        )
+
+        def logp_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
+            g = np.empty(ndim)
+            lp = mace_entry(x, ints, floats, g)
+            return float(lp), g
+
+        def expand(x: np.ndarray) -> dict[str, np.ndarray]:
+            out: dict[str, np.ndarray] = {}
+            if hier:
+                beta = x[: D * G].reshape(D, G)
+                s_u = np.exp(x[D * G])
+                z_u = x[D * G + 1 : D * G + 1 + R]
+                eta = beta[None] + (s_u * z_u)[:, None, None]
+                out["competence_cell_mean"] = beta
+                out["rater_sd"] = np.asarray(s_u)
+                out["rater_z"] = z_u
+                out["rater_effect"] = s_u * z_u
+                if has_v:
+                    s_v = np.exp(x[D * G + 1 + R])
+                    z_v = x[D * G + 2 + R : n_head].reshape(R, D, G)
+                    eta = eta + s_v * z_v
+                    out["cell_sd"] = np.asarray(s_v)
+                    out["cell_z"] = z_v
+                out.update(_decomposition(beta))
+            else:
+                eta = x[:C].reshape(R, D, G)
+            out["competence"] = expit(eta)
+            out["spam"] = unpack_rows(x[n_head : n_head + n_spam], rows, K).reshape(R, D, K)
+            out["prevalence"] = unpack_rows(x[n_head + n_spam :], n_cat, K)
+            return out
+
+        st = majority_vote_stats(data)
+        comp0 = np.clip(st["agreement"], 0.3, 0.95).reshape(R, D, G)
+
+        def initial_point(rng: np.random.Generator) -> np.ndarray:
+            if hier:
+                head = [logit(comp0.mean(axis=0)).reshape(-1), [np.log(0.5)], np.zeros(R)]
+                if has_v:
+                    head += [[np.log(0.3)], np.zeros(C)]
+                h = np.concatenate(head)
+            else:
+                h = logit(comp0).reshape(-1)
+            x0 = np.concatenate(
+                [
+                    h,
+                    pack_rows(st["label_freq"].reshape(R * D, K), rows),
+                    pack_rows(st["prevalence"], n_cat),
+                ]
+            )
+            return x0 + rng.normal(0.0, 0.1, x0.size)
+
+        dims = _var_dims(data) | {
+            "rater_sd": (),
+            "rater_z": ("rater",),
+            "cell_sd": (),
+            "cell_z": ("rater", "dimension", "design"),
+        }
+        probe = expand(initial_point(np.random.default_rng(0)))
+        return Density(
+            ndim=ndim,
+            logp_grad=logp_grad,
+            expand=expand,
+            var_shapes={k: tuple(np.shape(v)) for k, v in probe.items()},
+            var_dims={k: dims[k] for k in probe},
+            coords=data.coords(),
+            initial_point=initial_point,
+        )
+
+    # ------------------------------------------------------------------ NumPy kernels
+
+    def rating_log_prob(self, params: dict[str, np.ndarray], data: LatentClassData) -> np.ndarray:
+        comp, spam = params["competence"], params["spam"]
+        S = comp.shape[0]
+        R, D, K = len(data.raters), len(data.dimensions), data.K
+        th = comp.reshape(S, -1)[:, data.p_cell]
+        xi = spam.reshape(S, R * D, K)[:, data.p_rater * D + data.p_dim, data.p_code]
+        with np.errstate(divide="ignore"):
+            base = np.log1p(-th) + np.log(xi)
+            match = np.log(th + (1.0 - th) * xi)
+        out = np.repeat(base[..., None], K, axis=-1)
+        out[:, np.arange(data.p_code.size), data.p_code] = match
+        return out
+
+    def simulate_ratings(
+        self,
+        params: dict[str, np.ndarray],
+        data: LatentClassData,
+        true_class: np.ndarray,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        comp, spam = params["competence"], params["spam"]
+        S = comp.shape[0]
+        R, D, K = len(data.raters), len(data.dimensions), data.K
+        th = comp.reshape(S, -1)[:, data.cell]
+        xi = spam.reshape(S, R * D, K)[:, data.rater * D + data.dim, :]
+        t = true_class[:, data.unit]
+        competent = rng.random(th.shape) < th
+        cum = np.cumsum(xi, axis=-1)
+        u = rng.random((*th.shape, 1))
+        spam_draw = np.minimum(np.sum(u > cum, axis=-1), K - 1)
+        return np.where(competent, t, spam_draw).astype(np.int16)
+
+    # ------------------------------------------------------------------ EM
+
+    def fit_em(
+        self,
+        data: LatentClassData,
+        *,
+        random_seed: int,
+        progress: bool,
+        restarts: int = 5,
+        max_iter: int = 500,
+        tol: float = 1e-7,
+        variational: bool = True,
+        **unused: Any,
+    ) -> xr.DataTree:
+        """Point estimates by (variational) EM with restarts; the best restart by marginal
+        likelihood is kept. The first restart starts at the majority vote.
+
+        Flat MACE: mean-field variational Bayes (``variational=True``: expectations of log
+        parameters under their Beta / Dirichlet posteriors, reported at posterior means) or
+        EM with prior pseudo-counts. Hierarchical MACE: EM whose M-step maximises the
+        expected complete-data log-likelihood plus the normal log-densities of the
+        rater and cell effects, with ``sigma_u`` and ``sigma_v`` held at their prior means
+        (a penalised point estimate).
+        """
+        if unused:
+            raise TypeError(f"unknown EM options {sorted(unused)}")
+        if restarts < 1:
+            raise ValueError("restarts must be at least 1")
+        rng = np.random.default_rng(random_seed)
+        runs = []
+        for r in range(restarts):
+            runs.append(
+                _mace_em(
+                    self,
+                    data,
+                    rng=rng,
+                    random_init=r > 0,
+                    max_iter=max_iter,
+                    tol=tol,
+                    variational=variational,
+                )
+            )
+        best = max(range(len(runs)), key=lambda i: runs[i]["loglik"])
+        res = runs[best]
+        values = {k: v[None, None] for k, v in res["values"].items()}
+        dt = assemble_datatree(
+            values,
+            _var_dims(data),
+            data.coords(),
+            sample_stats={
+                "lp": np.array([[res["loglik"]]]),
+                "converged": np.array([[res["converged"]]]),
+                "n_iterations": np.array([[res["n_iter"]]]),
+            },
+        )
+        dt["sample_stats"].attrs["restart_loglik"] = json_list([x["loglik"] for x in runs])
+        dt["sample_stats"].attrs["best_restart"] = int(best)
+        return dt
+
+
+def json_list(x: list[float]) -> str:
+    import json
+
+    return json.dumps([float(v) for v in x])
+
+
+def _decomposition(beta: Any, D: int | None = None, G: int | None = None) -> dict[str, Any]:
+    """Sum-to-zero decomposition of the logit cell means ``beta (D, G)``:
+    ``mu + alpha_d + gamma_g + (alpha gamma)_dg`` (NumPy arrays or PyTensor tensors)."""
+    if D is None or G is None:
+        D, G = beta.shape
+    mu = beta.mean()
+    alpha = beta.mean(axis=1) - mu
+    gamma = beta.mean(axis=0) - mu
+    out = {"competence_mu": mu}
+    if D > 1:
+        out["dimension_effect"] = alpha
+    if G > 1:
+        out["design_effect"] = gamma
+    if D > 1 and G > 1:
+        out["dimension_design_effect"] = beta - mu - alpha[:, None] - gamma[None, :]
+    return out
+
+
+def _var_dims(data: LatentClassData) -> dict[str, tuple[str, ...]]:
+    return {
+        "competence": ("rater", "dimension", "design"),
+        "spam": ("rater", "dimension", "category"),
+        "prevalence": ("dimension", "category"),
+        "competence_cell_mean": ("dimension", "design"),
+        "rater_effect": ("rater",),
+        "competence_mu": (),
+        "dimension_effect": ("dimension",),
+        "design_effect": ("design",),
+        "dimension_design_effect": ("dimension", "design"),
+    }
+
+
+def _mace_em(
+    model: MACE,
+    data: LatentClassData,
+    *,
+    rng: np.random.Generator,
+    random_init: bool,
+    max_iter: int,
+    tol: float,
+    variational: bool,
+) -> dict[str, Any]:
+    pri = model.priors
+    R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
+    C = R * D * G
+    hier = model.is_hierarchical(data)
+    a_c, b_c = pri["competence"].param("alpha", 0.5), pri["competence"].param("beta", 0.5)
+    a_spam = np.broadcast_to(pri["spam"].param("a", 10.0), (K,))
+    a_prev = np.broadcast_to(pri["prevalence"].param("a", 1.0), (K,))
+    w = data.pattern_count[data.p_pattern].astype(float)
+    cell = data.p_cell
+    rd = data.p_rater * D + data.p_dim
+    code = data.p_code
+    npr = code.size
+    P = data.n_patterns
+    mask = data.class_mask(data.pattern_dim, data.pattern_gold)
+    valid_rd = np.broadcast_to(data.valid, (R, D, K)).reshape(R * D, K)
+    cell_dg = np.arange(C) % (D * G)
+    cell_r = np.arange(C) // (D * G)
+    m0, s0 = pri["competence_mean"].param("mu", 1.0), pri["competence_mean"].param("sigma", 1.5)
+    sig_u = pri["rater_sd"].mean()
+    sig_v = pri["cell_sd"].mean()
+
+    # --- initial parameters
+    if random_init:
+        theta = rng.uniform(0.3, 0.95, C)
+        xi = rng.dirichlet(np.ones(K), R * D) * valid_rd + 1e-12
+        xi /= xi.sum(axis=1, keepdims=True)
+        prev = rng.dirichlet(np.ones(K), D) * data.valid + 1e-12
+        prev /= prev.sum(axis=1, keepdims=True)
+        e_log_t, e_log_1mt = np.log(theta), np.log1p(-theta)
+        with np.errstate(divide="ignore"):
+            e_log_xi = np.where(valid_rd, np.log(xi), -np.inf)
+            e_log_prev = np.where(data.valid, np.log(prev), -np.inf)
+        q = None
+    else:
+        q_units = majority_vote(data)
+        # representative unit of each pattern carries the pattern's majority vote
+        first = np.zeros(P, dtype=np.int64)
+        first[data.unit_pattern[::-1]] = np.arange(data.n_units)[::-1]
+        q = q_units[first]
+    eta = np.zeros(C)
+    hier_x = np.zeros(D * G + R + (C if D * G > 1 else 0))
+    hier_x[: D * G] = m0
+    prev_ll = -np.inf
+    converged = False
+    n_iter = 0
+    ll = -np.inf
+    for it in range(max_iter):
+        n_iter = it + 1
+        if q is not None:
+            # ---- M-step from responsibilities q (P, K)
+            x = e_log_t[cell] if it > 0 else np.full(npr, np.log(0.7))
+            y = (e_log_1mt[cell] + e_log_xi[rd, code]) if it > 0 else np.full(npr, np.log(0.3 / K))
+            match = np.logaddexp(x, y)
+            qa = q[data.p_pattern, code]
+            c = np.exp(x - match) * qa
+            s_cnt = np.bincount(cell, w * c, minlength=C)
+            n_cnt = np.bincount(cell, w, minlength=C)
+            spam_cnt = np.bincount(rd * K + code, w * (1.0 - c), minlength=R * D * K).reshape(
+                R * D, K
+            )
+            prev_cnt = np.stack(
+                [
+                    np.bincount(data.pattern_dim, data.pattern_count * q[:, k], minlength=D)
+                    for k in range(K)
+                ],
+                axis=1,
+            )
+            if hier:
+                hier_x, eta = _hier_mstep(
+                    hier_x, s_cnt, n_cnt, cell_dg, cell_r, D * G, R, m0, s0, sig_u, sig_v
+                )
+                e_log_t, e_log_1mt = -np.logaddexp(0, -eta), -np.logaddexp(0, eta)
+            elif variational:
+                tot = digamma(a_c + b_c + n_cnt)
+                e_log_t = digamma(a_c + s_cnt) - tot
+                e_log_1mt = digamma(b_c + n_cnt - s_cnt) - tot
+            else:
+                th = (a_c + s_cnt) / (a_c + b_c + n_cnt)
+                e_log_t, e_log_1mt = np.log(th), np.log1p(-th)
+            sc = np.where(valid_rd, spam_cnt + a_spam, 0.0)
+            pc = np.where(data.valid, prev_cnt + a_prev, 0.0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if variational:
+                    e_log_xi = np.where(
+                        valid_rd, digamma(sc) - digamma(sc.sum(axis=1, keepdims=True)), -np.inf
+                    )
+                    e_log_prev = np.where(
+                        data.valid, digamma(pc) - digamma(pc.sum(axis=1, keepdims=True)), -np.inf
+                    )
+                else:
+                    e_log_xi = np.where(
+                        valid_rd, np.log(sc / sc.sum(axis=1, keepdims=True)), -np.inf
+                    )
+                    e_log_prev = np.where(
+                        data.valid, np.log(pc / pc.sum(axis=1, keepdims=True)), -np.inf
+                    )
+        # ---- E-step
+        x = e_log_t[cell]
+        y = e_log_1mt[cell] + e_log_xi[rd, code]
+        match = np.logaddexp(x, y)
+        base = np.bincount(data.p_pattern, y, minlength=P)
+        summed = base[:, None] + np.bincount(
+            data.p_pattern * K + code, match - y, minlength=P * K
+        ).reshape(P, K)
+        joint = np.where(mask, e_log_prev[data.pattern_dim] + summed, -np.inf)
+        lse = logsumexp_np(joint, axis=-1)
+        q = np.exp(joint - lse[:, None])
+        ll = float(np.dot(data.pattern_count, lse))
+        if abs(ll - prev_ll) <= tol * max(1.0, abs(ll)):
+            converged = True
+            break
+        prev_ll = ll
+    # ---- point estimates (posterior means) and plug-in marginal log-likelihood
+    theta = expit(eta) if hier else (a_c + s_cnt) / (a_c + b_c + n_cnt)
+    xi = sc / sc.sum(axis=1, keepdims=True)
+    prev = pc / pc.sum(axis=1, keepdims=True)
+    values: dict[str, np.ndarray] = {
+        "competence": theta.reshape(R, D, G),
+        "spam": xi.reshape(R, D, K),
+        "prevalence": prev,
+    }
+    if hier:
+        beta = hier_x[: D * G].reshape(D, G)
+        values["competence_cell_mean"] = beta
+        values["rater_effect"] = hier_x[D * G : D * G + R]
+        values.update(_decomposition(beta))
+    params = {k: v[None] for k, v in values.items() if k in model.param_names}
+    joint = model.pattern_log_joint(params, data)[0]
+    ll_plugin = float(np.dot(data.pattern_count, logsumexp_np(joint, axis=-1)))
+    return {"values": values, "loglik": ll_plugin, "converged": converged, "n_iter": n_iter}
+
+
+def _hier_mstep(
+    x0: np.ndarray,
+    s: np.ndarray,
+    n: np.ndarray,
+    cell_dg: np.ndarray,
+    cell_r: np.ndarray,
+    n_dg: int,
+    R: int,
+    m0: float,
+    s0: float,
+    sig_u: float,
+    sig_v: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Maximise sum_c s log sigmoid(eta) + (n - s) log sigmoid(-eta) + normal log-priors of
+    eta_c = beta_dg + u_r (+ v_c) over (beta, u, v)."""
+    has_v = x0.size > n_dg + R
+
+    def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        beta, u = x[:n_dg], x[n_dg : n_dg + R]
+        v = x[n_dg + R :] if has_v else np.zeros(cell_dg.size)
+        return beta, u, v
+
+    def f(x: np.ndarray) -> tuple[float, np.ndarray]:
+        beta, u, v = unpack(x)
+        eta = beta[cell_dg] + u[cell_r] + v
+        ll = s * -np.logaddexp(0, -eta) + (n - s) * -np.logaddexp(0, eta)
+        g_eta = s - n * expit(eta)
+        obj = ll.sum() - 0.5 * np.sum((beta - m0) ** 2) / s0**2 - 0.5 * np.sum(u**2) / sig_u**2
+        g = np.concatenate(
+            [
+                np.bincount(cell_dg, g_eta, minlength=n_dg) - (beta - m0) / s0**2,
+                np.bincount(cell_r, g_eta, minlength=R) - u / sig_u**2,
+            ]
+        )
+        if has_v:
+            obj -= 0.5 * np.sum(v**2) / sig_v**2
+            g = np.concatenate([g, g_eta - v / sig_v**2])
+        return -float(obj), -g
+
+    res = minimize(f, x0, jac=True, method="L-BFGS-B", options={"maxiter": 200})
+    beta, u, v = unpack(res.x)
+    return res.x, beta[cell_dg] + u[cell_r] + v
+
+
+__all__ = ["MACE"]
