@@ -8,8 +8,10 @@ The public API is listed in ``__all__``; see the README for a tour.
 """
 
 from raterstats._version import __version__
+from raterstats.diagnostics import diagnose
 from raterstats.ingest import Problem, RatingsError, read_ratings
 from raterstats.models import MACE, DawidSkene
+from raterstats.posterior import item_posterior, rater_summary
 from raterstats.ratings import Exclusion, Ratings, RatingsSummary, concat_ratings
 from raterstats.scales import (
     Collapse,
@@ -36,5 +38,8 @@ __all__ = [
     "SegmentRule",
     "__version__",
     "concat_ratings",
+    "diagnose",
+    "item_posterior",
+    "rater_summary",
     "read_ratings",
 ]

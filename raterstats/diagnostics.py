@@ -1,0 +1,425 @@
+"""Convergence diagnostics, label switching, model comparison and posterior predictive
+agreement checks of a fit.
+
+:func:`diagnose` wraps arviz-stats (rank-normalised split R-hat, bulk and tail ESS,
+divergences, tree depth, E-BFMI) and, for latent-class models, detects chains that
+converged to a permuted labelling of the categories; it warns with a
+:class:`ConvergenceWarning` that names every failing parameter. :func:`loo` and
+:func:`compare` run PSIS-LOO on the per-item log-likelihood stored with a fit.
+:func:`ppc_agreement` replicates the ratings from the posterior and compares Randolph's
+kappa and Krippendorff's alpha of the replicates with the observed values.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import arviz_stats as azs
+import numpy as np
+import polars as pl
+import xarray as xr
+from scipy.optimize import linear_sum_assignment
+
+from raterstats.models._marginal import LatentClassModel, data_from_groups, replicate_ratings
+from raterstats.models.base import model_from_datatree
+
+
+class ConvergenceWarning(UserWarning):
+    """The sampler did not converge (R-hat, ESS, divergences, E-BFMI or label switching)."""
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What :func:`diagnose` found.
+
+    ``ok`` is True when every check passed. ``parameters`` has one row per scalar
+    parameter (``variable``, ``index``, ``rhat``, ``ess_bulk``, ``ess_tail``, ``ok``);
+    ``failing`` names the failing parameters (``"competence[a03, safety, fine]"``);
+    ``problems`` says in words what failed, ``label_switching`` per chain and dimension.
+    """
+
+    ok: bool
+    method: str
+    n_chains: int
+    n_draws: int
+    divergences: int
+    max_treedepth_hits: int
+    ebfmi: tuple[float, ...]
+    parameters: pl.DataFrame
+    failing: tuple[str, ...]
+    label_switching: tuple[str, ...]
+    problems: tuple[str, ...] = field(default=())
+
+    def __str__(self) -> str:
+        head = f"{'OK' if self.ok else 'PROBLEMS'}: {self.n_chains} chain(s) x {self.n_draws} draws"
+        if self.method != "nuts":
+            head += f" ({self.method}: point estimate, no sampling diagnostics)"
+        lines = [head]
+        lines += [f"- {p}" for p in self.problems]
+        if self.ok and self.method == "nuts":
+            t = self.parameters
+            rhat = float(t["rhat"].max())  # type: ignore[arg-type]
+            eb = float(t["ess_bulk"].min())  # type: ignore[arg-type]
+            et = float(t["ess_tail"].min())  # type: ignore[arg-type]
+            lines.append(
+                f"- max R-hat {rhat:.4f}, min bulk ESS {eb:.0f}, min tail ESS {et:.0f}, "
+                "no divergences"
+            )
+        return "\n".join(lines)
+
+
+def _flat_params(
+    post: xr.Dataset, var_names: Sequence[str]
+) -> tuple[list[str], list[str], list[np.ndarray]]:
+    names, idx, arrays = [], [], []
+    for v in var_names:
+        da = post[v]
+        other = [d for d in da.dims if d not in ("chain", "draw")]
+        arr = da.transpose("chain", "draw", *other).values
+        flat = arr.reshape(arr.shape[0], arr.shape[1], -1)
+        labels = (
+            [""]
+            if not other
+            else [
+                ", ".join(str(da[d].values[i]) for d, i in zip(other, ix, strict=True))
+                for ix in np.ndindex(*[da.sizes[d] for d in other])
+            ]
+        )
+        for j, lab in enumerate(labels):
+            names.append(v)
+            idx.append(lab)
+            arrays.append(flat[:, :, j])
+    return names, idx, arrays
+
+
+def _default_vars(dt: xr.DataTree) -> list[str]:
+    post = dt["posterior"].to_dataset()
+    skip = {"rater_z", "cell_z", "confusion_z"}
+    return [str(v) for v in post.data_vars if v not in skip]
+
+
+def label_switching(dt: xr.DataTree, *, threshold: float = 0.5) -> list[str]:
+    """Chains whose label posterior is a permutation of chain 0's, per dimension.
+
+    For each chain the most probable label of every unit is computed from that chain's
+    draws alone; the categories of chain ``c`` are matched to chain 0's by the assignment
+    that maximises agreement (Hungarian algorithm on the confusion between the two label
+    vectors). A chain is reported when the best matching is not the identity and agrees
+    with chain 0 on at least ``threshold`` more of the units than the identity does.
+
+    Examples
+    --------
+    >>> from raterstats import MACE
+    >>> from raterstats.simulate import archehr_like_study
+    >>> s = archehr_like_study(n_cases=6, n_systems=5, random_seed=3)
+    >>> label_switching(MACE().fit(s.ratings, method="em", random_seed=1))
+    []
+    """
+    model = model_from_datatree(dt)
+    if not isinstance(model, LatentClassModel):
+        return []
+    post = dt["posterior"].to_dataset()
+    if post.sizes["chain"] < 2:
+        return []
+    data = data_from_groups(dt["constant_data"].to_dataset(), dt["observed_data"].to_dataset())
+    labels = []
+    for c in range(post.sizes["chain"]):
+        prob, _ = model.draws_summary(post.isel(chain=[c]), data, loglik=False)
+        labels.append(np.argmax(prob, axis=-1)[data.unit_pattern])
+    out = []
+    for d, dname in enumerate(data.dimensions):
+        k = int(data.n_categories[d])
+        sel = data.unit_dim == d
+        base = labels[0][sel]
+        for c in range(1, len(labels)):
+            other = labels[c][sel]
+            conf = np.zeros((k, k))
+            np.add.at(conf, (other, base), 1)
+            row, col = linear_sum_assignment(-conf)
+            perm = dict(zip(row.tolist(), col.tolist(), strict=True))
+            gain = (conf[row, col].sum() - np.trace(conf)) / max(1, sel.sum())
+            if any(a != b for a, b in perm.items()) and gain >= threshold:
+                pairs = ", ".join(
+                    f"{data.categories[d][a]}->{data.categories[d][b]}"
+                    for a, b in perm.items()
+                    if a != b
+                )
+                out.append(
+                    f"chain {c} converged to a permuted labelling of dimension {dname!r} "
+                    f"(relative to chain 0: {pairs}; agreement {np.trace(conf) / sel.sum():.2f} "
+                    f"as labelled, {conf[row, col].sum() / sel.sum():.2f} after permuting)"
+                )
+    return out
+
+
+def diagnose(
+    dt: xr.DataTree,
+    *,
+    var_names: Sequence[str] | None = None,
+    rhat_max: float = 1.01,
+    ess_min: float = 400,
+    ebfmi_min: float = 0.3,
+    warn: bool = True,
+) -> Diagnosis:
+    """Check a fit: R-hat, bulk / tail ESS, divergences, tree depth, E-BFMI (arviz-stats)
+    and label switching.
+
+    Parameters
+    ----------
+    dt : xr.DataTree
+        A fit.
+    var_names : sequence of str, optional
+        Parameters to check (default: every reported parameter, not the standard-normal
+        auxiliaries of non-centred parameterisations).
+    rhat_max, ess_min, ebfmi_min : float
+        Thresholds (defaults: R-hat <= 1.01, ESS >= 400, E-BFMI >= 0.3).
+    warn : bool
+        Emit a :class:`ConvergenceWarning` naming every failing parameter.
+
+    Returns
+    -------
+    Diagnosis
+
+    Examples
+    --------
+    >>> from raterstats import MACE, diagnose
+    >>> from raterstats.simulate import archehr_like_study
+    >>> s = archehr_like_study(n_cases=6, n_systems=5, random_seed=3)
+    >>> d = diagnose(MACE().fit(s.ratings, method="em", random_seed=1))
+    >>> d.ok, d.method
+    (True, 'em')
+    """
+    post = dt["posterior"].to_dataset()
+    method = str(dt.attrs.get("method", "nuts"))
+    n_chain, n_draw = int(post.sizes["chain"]), int(post.sizes["draw"])
+    names = list(var_names) if var_names is not None else _default_vars(dt)
+    missing = [v for v in names if v not in post]
+    if missing:
+        raise KeyError(f"no posterior variables {missing}; present: {list(post.data_vars)}")
+    if method != "nuts" or n_draw < 4:
+        empty = pl.DataFrame(
+            schema={"variable": pl.String, "index": pl.String, "rhat": pl.Float64,
+                    "ess_bulk": pl.Float64, "ess_tail": pl.Float64, "ok": pl.Boolean}
+        )  # fmt: skip
+        return Diagnosis(True, method, n_chain, n_draw, 0, 0, (), empty, (), ())
+    sub = post[names]
+    rhat = azs.rhat(sub)
+    ess_b = azs.ess(sub, method="bulk")
+    ess_t = azs.ess(sub, method="tail")
+    vnames, idx, _ = _flat_params(post, names)
+    r_all: list[float] = []
+    eb_all: list[float] = []
+    et_all: list[float] = []
+    for v in names:
+        other = [d for d in post[v].dims if d not in ("chain", "draw")]
+        for arr, acc in ((rhat, r_all), (ess_b, eb_all), (ess_t, et_all)):
+            acc.extend(np.asarray(arr[v].transpose(*other).values, dtype=float).ravel().tolist())
+    r = np.array(r_all)
+    eb = np.array(eb_all)
+    et = np.array(et_all)
+    # constant entries (padding of categories absent from a dimension) have NaN R-hat
+    const = np.array(
+        [
+            float(np.ptp(a)) == 0.0
+            for a in _flat_params(post, names)[2]
+        ]
+    )  # fmt: skip
+    bad = ~const & (~(r <= rhat_max) | ~(eb >= ess_min) | ~(et >= ess_min))
+    table = pl.DataFrame(
+        {
+            "variable": vnames,
+            "index": idx,
+            "rhat": r,
+            "ess_bulk": eb,
+            "ess_tail": et,
+            "ok": ~bad,
+        }
+    )
+    failing = tuple(f"{v}[{i}]" if i else v for v, i, b in zip(vnames, idx, bad, strict=True) if b)
+    problems: list[str] = []
+    stats = dt["sample_stats"].to_dataset() if "sample_stats" in dt.children else xr.Dataset()
+    n_div = int(stats["diverging"].sum()) if "diverging" in stats else 0
+    n_tree = int(stats["reached_max_treedepth"].sum()) if "reached_max_treedepth" in stats else 0
+    ebfmi: tuple[float, ...] = ()
+    if "energy" in stats:
+        ebfmi = tuple(float(x) for x in np.atleast_1d(azs.bfmi(stats["energy"]).values))
+    if n_div:
+        problems.append(f"{n_div} divergent transition(s) of {n_chain * n_draw}")
+    if n_tree:
+        problems.append(f"{n_tree} transition(s) hit the maximum tree depth")
+    low = [i for i, e in enumerate(ebfmi) if e < ebfmi_min]
+    if low:
+        problems.append(f"E-BFMI below {ebfmi_min} in chain(s) {low}")
+    if failing:
+        shown = ", ".join(failing)
+        problems.append(
+            f"{len(failing)} parameter(s) fail R-hat <= {rhat_max} or ESS >= {ess_min:g}: {shown}"
+        )
+    switching = tuple(label_switching(dt))
+    problems.extend(switching)
+    diag = Diagnosis(
+        ok=not problems,
+        method=method,
+        n_chains=n_chain,
+        n_draws=n_draw,
+        divergences=n_div,
+        max_treedepth_hits=n_tree,
+        ebfmi=ebfmi,
+        parameters=table,
+        failing=failing,
+        label_switching=switching,
+        problems=tuple(problems),
+    )
+    if warn and problems:
+        warnings.warn("; ".join(problems), ConvergenceWarning, stacklevel=2)
+    return diag
+
+
+def loo(dt: xr.DataTree, **kwargs: Any) -> Any:
+    """PSIS-LOO (``arviz_stats.loo``) on the fit's pointwise log-likelihood (per item for
+    the latent-class models, marginalised over the true label)."""
+    if "log_likelihood" not in dt.children:
+        raise ValueError("the fit has no log_likelihood group (fit(..., log_likelihood=True))")
+    return azs.loo(dt, **kwargs)
+
+
+def compare(fits: Mapping[str, xr.DataTree], **kwargs: Any) -> Any:
+    """Compare fits of the same ratings by PSIS-LOO (``arviz_stats.compare``).
+
+    The fits must share the data fingerprint (same ratings) and the pointwise unit.
+
+    Examples
+    --------
+    >>> from raterstats import MACE, DawidSkene
+    >>> from raterstats.diagnostics import compare
+    >>> from raterstats.simulate import archehr_like_study
+    >>> r = archehr_like_study(n_cases=4, n_systems=5, random_seed=3).ratings
+    >>> fits = {"mace": MACE().fit(r, draws=200, tune=200, chains=2, random_seed=1,
+    ...                            progress=False),
+    ...         "ds": DawidSkene(pooling="one_coin").fit(r, draws=200, tune=200, chains=2,
+    ...                                                 random_seed=1, progress=False)}
+    >>> sorted(compare(fits).index)
+    ['ds', 'mace']
+    """
+    prints = {k: v.attrs.get("data_fingerprint") for k, v in fits.items()}
+    if len(set(prints.values())) > 1:
+        raise ValueError(f"the fits are of different data: {prints}")
+    with warnings.catch_warnings():
+        # arviz-stats warns when Pareto k is high for a few items; that is in its output
+        warnings.filterwarnings("ignore", message=".*Pareto k.*")
+        warnings.filterwarnings("ignore", message=".*[Ee]stimated shape parameter.*")
+        return azs.compare(dict(fits), **kwargs)
+
+
+def ppc_agreement(
+    dt: xr.DataTree,
+    *,
+    n_draws: int = 200,
+    random_seed: int | None = None,
+) -> xr.Dataset:
+    """Posterior predictive check of agreement: Randolph's kappa and Krippendorff's alpha
+    (nominal) of the observed ratings against the same statistics of ratings replicated
+    from the posterior, per dimension x design.
+
+    For ``n_draws`` posterior draws, true labels are drawn from their conditional posterior
+    and every observed rating is replicated from the rater model (same units, raters,
+    dimensions and designs); first ratings of each unit x rater pair are used. The
+    replicated values are a model-based agreement estimate; ``ppp`` is the posterior
+    predictive p-value P(replicated >= observed) (near 0 or 1 means misfit).
+
+    Examples
+    --------
+    >>> from raterstats import MACE
+    >>> from raterstats.simulate import archehr_like_study
+    >>> s = archehr_like_study(n_cases=6, n_systems=5, random_seed=3)
+    >>> dt = MACE().fit(s.ratings, draws=100, tune=200, chains=2, random_seed=1,
+    ...                 progress=False)
+    >>> ppc = ppc_agreement(dt, n_draws=50, random_seed=1)
+    >>> ppc["observed"].dims, ppc["replicated"].dims
+    (('statistic', 'dimension', 'design'), ('statistic', 'dimension', 'design', 'replicate'))
+    """
+    from raterstats.agreement import krippendorff_alpha, randolph_kappa
+
+    model = model_from_datatree(dt)
+    if not isinstance(model, LatentClassModel):
+        raise TypeError("ppc_agreement needs a MACE or DawidSkene fit")
+    data = data_from_groups(dt["constant_data"].to_dataset(), dt["observed_data"].to_dataset())
+    post = dt["posterior"].to_dataset()
+    n_total = post.sizes["chain"] * post.sizes["draw"]
+    rng = np.random.default_rng(random_seed)
+    take = rng.choice(n_total, size=min(n_draws, n_total), replace=n_total < n_draws)
+    reps = replicate_ratings(model, post, data, rng, draw_index=np.sort(take))
+    # first rating of each unit x rater pair
+    key = data.unit * len(data.raters) + data.rater
+    _, first = np.unique(key, return_index=True)
+    first = np.sort(first)
+    stats = ("randolph_kappa", "krippendorff_alpha")
+    D, G = len(data.dimensions), len(data.designs)
+    obs = np.full((2, D, G), np.nan)
+    rep = np.full((2, D, G, reps.shape[0]), np.nan)
+    for d in range(D):
+        for g in range(G):
+            sel = first[(data.dim[first] == d) & (data.design[first] == g)]
+            if sel.size == 0:
+                continue
+            u_ids, u_loc = np.unique(data.unit[sel], return_inverse=True)
+            r_ids, r_loc = np.unique(data.rater[sel], return_inverse=True)
+            cats = list(range(int(data.n_categories[d])))
+
+            def both(
+                codes: np.ndarray,
+                shape: tuple[int, int] = (u_ids.size, r_ids.size),
+                u_loc: np.ndarray = u_loc,
+                r_loc: np.ndarray = r_loc,
+                cats: list[int] = cats,
+            ) -> tuple[float, float]:
+                m = np.full(shape, np.nan)
+                m[u_loc, r_loc] = codes
+                with warnings.catch_warnings():
+                    # degenerate replicates (one category only) are NaN by design
+                    warnings.simplefilter("ignore")
+                    return (
+                        randolph_kappa(m, categories=cats),
+                        krippendorff_alpha(m, level="nominal", categories=cats),
+                    )
+
+            obs[:, d, g] = both(data.code[sel].astype(float))
+            for s in range(reps.shape[0]):
+                rep[:, d, g, s] = both(reps[s, sel].astype(float))
+    with warnings.catch_warnings():
+        # cells without any defined replicate give NaN, not a warning
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ppp = np.where(
+            np.isnan(rep).all(axis=-1),
+            np.nan,
+            np.nanmean(np.where(np.isnan(rep), np.nan, rep >= obs[..., None]), axis=-1),
+        )
+        rep_mean = np.nanmean(rep, axis=-1)
+    coords = {
+        "statistic": list(stats),
+        "dimension": list(data.dimensions),
+        "design": list(data.designs),
+    }
+    return xr.Dataset(
+        {
+            "observed": (("statistic", "dimension", "design"), obs),
+            "replicated": (("statistic", "dimension", "design", "replicate"), rep),
+            "replicated_mean": (("statistic", "dimension", "design"), rep_mean),
+            "ppp": (("statistic", "dimension", "design"), ppp),
+        },
+        coords={**coords, "replicate": np.arange(reps.shape[0])},
+    )
+
+
+__all__ = [
+    "ConvergenceWarning",
+    "Diagnosis",
+    "compare",
+    "diagnose",
+    "label_switching",
+    "loo",
+    "ppc_agreement",
+]
