@@ -615,3 +615,70 @@ def ds_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.ndarr
         x, kind, NC, D, G, K, n_cat, row_dim, e_row, e_code, p_e, p_start, pattern_dim,
         pattern_w, mask, conf_conc, zeta_mu, sc[0], sc[1], sc[2], sc[3], prev_conc, sc[4], grad,
     )  # fmt: skip
+
+
+# ---------------------------------------------------------------------- EM kernels
+
+
+@njit(cache=True, nogil=True)
+def em_estep(
+    T: np.ndarray,
+    log_prior: np.ndarray,
+    p_e: np.ndarray,
+    p_start: np.ndarray,
+    pattern_dim: np.ndarray,
+    pattern_w: np.ndarray,
+    mask: np.ndarray,
+    q: np.ndarray,
+) -> float:
+    """Class posteriors ``q (P, K)`` of every pattern and the weighted log marginal
+    likelihood, from the table ``T[e, t]`` and the log class prior (``-inf`` allowed)."""
+    P = pattern_dim.size
+    K = T.shape[1]
+    total = 0.0
+    for p in range(P):
+        d = pattern_dim[p]
+        for t in range(K):
+            q[p, t] = log_prior[d, t]
+        for r in range(p_start[p], p_start[p + 1]):
+            e = p_e[r]
+            for t in range(K):
+                q[p, t] += T[e, t]
+        m = -np.inf
+        for t in range(K):
+            if mask[p, t] and q[p, t] > m:
+                m = q[p, t]
+        acc = 0.0
+        for t in range(K):
+            if mask[p, t] and m > -np.inf:
+                q[p, t] = math.exp(q[p, t] - m)
+                acc += q[p, t]
+            else:
+                q[p, t] = 0.0
+        if acc > 0.0:
+            for t in range(K):
+                q[p, t] /= acc
+            total += pattern_w[p] * (m + math.log(acc))
+        else:
+            total += -np.inf
+    return total
+
+
+@njit(cache=True, nogil=True)
+def em_accumulate(
+    q: np.ndarray,
+    p_e: np.ndarray,
+    p_start: np.ndarray,
+    pattern_w: np.ndarray,
+    n_e: int,
+) -> np.ndarray:
+    """``M[e, t] = sum over pattern ratings r with table row e of w_p q[p, t]``."""
+    K = q.shape[1]
+    M = np.zeros((n_e, K))
+    for p in range(pattern_w.size):
+        w = pattern_w[p]
+        for r in range(p_start[p], p_start[p + 1]):
+            e = p_e[r]
+            for t in range(K):
+                M[e, t] += w * q[p, t]
+    return M

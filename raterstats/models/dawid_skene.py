@@ -3,11 +3,12 @@ one-coin.
 
 Generative story (one latent true label per unit: item, segment, dimension)::
 
-    T_u ~ Categorical(pi_d)                       pi_d ~ Dirichlet(1)
+    T_u ~ Categorical(pi_d)                       pi_d ~ Dirichlet(3)
     A_uj | T_u = t ~ Categorical(beta_c[t, :])    c = (rater j, dimension d, design g)
 
 * ``pooling="unpooled"``: ``beta_c[t, :] ~ Dirichlet(alpha_t)`` with extra mass on the
-  diagonal (prior mean of the diagonal ``diagonal_mean``, default 0.7);
+  diagonal: ``alpha_tt = 2.5 K``, ``alpha_ta = 1`` (the Stan manual's and the R package
+  rater's default), and ``pi_d ~ Dirichlet(3)``;
 * ``"pooled"``: one confusion matrix per dimension x design shared by all raters;
 * ``"partial"`` (Paun et al. 2018, HierD&S): ``beta_c[t, :] = softmax(zeta_dt + sigma_d
   z_c[t, :])`` over the off-diagonal logits (the diagonal logit is the reference 0),
@@ -29,7 +30,6 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
-from scipy.optimize import minimize
 from scipy.special import digamma, expit, logsumexp
 
 from raterstats.inference import Density, assemble_datatree
@@ -69,11 +69,13 @@ class DawidSkene(LatentClassModel):
     use_gold : bool
         Clamp the true label of units with a ``gold`` label (default True).
     priors : mapping, optional
-        Override by name: ``confusion`` (unpooled / pooled; ``Prior("Dirichlet",
-        off_diagonal=1.0, diagonal_mean=0.7)``, or ``a=`` a full K x K concentration),
+        Override by name: ``confusion`` (unpooled / pooled; default
+        ``Prior("Dirichlet", off_diagonal=1.0, diagonal_per_category=2.5)``, i.e. diagonal
+        concentration 2.5 K; or give ``diagonal=`` a number, ``diagonal_mean=`` the prior
+        mean of the diagonal, or ``a=`` a full K x K concentration),
         ``confusion_logit`` (partial; Normal on the off-diagonal logits, default
         N(-2, 1.5)), ``rater_sd`` (partial; HalfNormal(1)), ``accuracy`` (one-coin;
-        Beta(2, 1)), ``prevalence`` (Dirichlet concentration, default 1).
+        Beta(2, 1)), ``prevalence`` (Dirichlet concentration, default 3).
 
     Examples
     --------
@@ -87,11 +89,11 @@ class DawidSkene(LatentClassModel):
 
     name = "dawid_skene"
     default_priors: ClassVar[dict[str, Prior]] = {
-        "confusion": Prior("Dirichlet", off_diagonal=1.0, diagonal_mean=0.7),
+        "confusion": Prior("Dirichlet", off_diagonal=1.0, diagonal_per_category=2.5),
         "confusion_logit": Prior("Normal", mu=-2.0, sigma=1.5),
         "rater_sd": Prior("HalfNormal", sigma=1.0),
         "accuracy": Prior("Beta", alpha=2.0, beta=1.0),
-        "prevalence": Prior("Dirichlet", a=1.0),
+        "prevalence": Prior("Dirichlet", a=3.0),
     }
     default_options: ClassVar[dict[str, Any]] = {
         "pooling": "unpooled",
@@ -152,9 +154,15 @@ class DawidSkene(LatentClassModel):
                 out[c, :k, :k] = np.asarray(full)[:k, :k]
             else:
                 off = float(pr.param("off_diagonal", 1.0) if full is None else full)
-                p = float(pr.param("diagonal_mean", 0.7))
                 m = np.full((k, k), off)
-                np.fill_diagonal(m, off * (k - 1) * p / (1 - p) if k > 1 else off)
+                if pr.param("diagonal_mean") is not None:
+                    p = float(pr.param("diagonal_mean"))
+                    diag = off * (k - 1) * p / (1 - p)
+                elif pr.param("diagonal") is not None:
+                    diag = float(pr.param("diagonal"))
+                else:
+                    diag = float(pr.param("diagonal_per_category", 2.5)) * k
+                np.fill_diagonal(m, diag)
                 out[c, :k, :k] = m
         rp = self._options["rater_prior"]
         if rp:
@@ -542,13 +550,17 @@ def _ds_em(
     tol: float,
     variational: bool,
 ) -> dict[str, Any]:
+    from raterstats.models._numba import em_accumulate, em_estep
+
     pooling = model.options["pooling"]
     R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
     NC, cell, cell_dim, _ = model._cells(data)
-    code = data.p_code
     P = data.n_patterns
-    w = data.pattern_count[data.p_pattern].astype(float)
-    mask = data.class_mask(data.pattern_dim, data.pattern_gold)
+    lay = table_layout(data, cell)
+    e_cell, e_code = lay["e_row"], lay["e_code"]
+    E = e_cell.size
+    mask = lay["mask"]
+    q = np.empty((P, K))
     valid_c = data.valid[cell_dim]  # (NC, K)
     vmat = valid_c[:, :, None] & valid_c[:, None, :]
     a_prev = float(model.priors["prevalence"].param("a", 1.0))
@@ -574,11 +586,12 @@ def _ds_em(
         with np.errstate(divide="ignore"):
             log_conf = np.where(vmat, np.log(np.where(vmat, conf, 1.0)), -np.inf)
             log_prev = np.where(data.valid, np.log(np.where(data.valid, prev, 1.0)), -np.inf)
-        q = None
+        have_q = False
     else:
         first = np.zeros(P, dtype=np.int64)
         first[data.unit_pattern[::-1]] = np.arange(data.n_units)[::-1]
-        q = majority_vote(data)[first]
+        q[:] = majority_vote(data)[first]
+        have_q = True
     ll = -np.inf
     prev_ll = -np.inf
     converged = False
@@ -587,13 +600,13 @@ def _ds_em(
     prev_cnt = np.zeros((D, K))
     for it in range(max_iter):
         n_iter = it + 1
-        if q is not None:
+        if have_q:
             # M-step: expected counts n[c, t, a]
-            qr = q[data.p_pattern]  # (Np, K)
+            M = em_accumulate(q, lay["p_e"], lay["p_start"], lay["pattern_w"], E)
             counts = np.zeros((NC * K, K))
-            idx = cell * K
+            idx = e_cell * K + e_code
             for t in range(K):
-                counts[:, t] = np.bincount(idx + code, w * qr[:, t], minlength=NC * K)
+                counts[:, t] = np.bincount(idx, M[:, t], minlength=NC * K)
             counts = counts.reshape(NC, K, K).transpose(0, 2, 1)  # (c, t, a)
             prev_cnt = np.stack(
                 [
@@ -641,15 +654,11 @@ def _ds_em(
                         -np.inf,
                     )
         # E-step
-        per = log_conf[cell, :, code]  # (Np, K)
-        summed = np.stack(
-            [np.bincount(data.p_pattern, per[:, t], minlength=P) for t in range(K)], axis=1
+        T = np.where(np.isfinite(log_conf[e_cell, :, e_code]), log_conf[e_cell, :, e_code], 0.0)
+        ll = em_estep(
+            T, log_prev, lay["p_e"], lay["p_start"], lay["pattern_dim"], lay["pattern_w"], mask, q
         )
-        with np.errstate(invalid="ignore"):
-            joint = np.where(mask, log_prev[data.pattern_dim] + summed, -np.inf)
-        lse = logsumexp_np(joint, axis=-1)
-        q = np.exp(joint - lse[:, None])
-        ll = float(np.dot(data.pattern_count, lse))
+        have_q = True
         if abs(ll - prev_ll) <= tol * max(1.0, abs(ll)):
             converged = True
             break
@@ -686,34 +695,37 @@ def _partial_mstep(
     z_mu: float,
     z_sd: float,
     sig: float,
+    sweeps: int = 5,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Penalised M-step of partial pooling: maximise sum n[c,t,a] log softmax(L[c,t])[a]
-    - (zeta - mu)^2 / 2 s^2 - omega^2 / 2 sigma^2 over zeta (D, E) and omega (NC, E)."""
+    """Generalised M-step of partial pooling: increase sum n[c,t,a] log softmax(L[c,t])[a]
+    - (zeta - mu)^2 / 2 s^2 - omega^2 / 2 sigma^2 over zeta (D, E) and omega (NC, E) by
+    block-coordinate steps with Boehning's bound on the softmax curvature (each step cannot
+    decrease the objective)."""
     E = ti.size
+    zeta = x0[: D * E].reshape(D, E).copy()
+    om = x0[D * E :].reshape(NC, E).copy()
+    n_row = counts.sum(axis=-1)  # (NC, K)
+    h_off = 0.5 * n_row[:, ti]  # bound on the curvature, (NC, E)
 
-    def f(x: np.ndarray) -> tuple[float, np.ndarray]:
-        zeta = x[: D * E].reshape(D, E)
-        om = x[D * E :].reshape(NC, E)
+    def grad_off() -> np.ndarray:
         L = np.zeros((NC, K, K))
         L[:, ti, ai] = zeta[cell_dim] + om
-        lsm = L - logsumexp(L, axis=-1, keepdims=True)
-        obj = np.sum(counts * lsm)
-        n_row = counts.sum(axis=-1, keepdims=True)
-        gL = counts - n_row * np.exp(lsm)
-        g_off = gL[:, ti, ai]
-        obj -= 0.5 * np.sum((zeta - z_mu) ** 2) / z_sd**2 + 0.5 * np.sum(om**2) / sig**2
-        g_zeta = np.zeros((D, E))
-        np.add.at(g_zeta, cell_dim, g_off)
-        g_zeta -= (zeta - z_mu) / z_sd**2
-        g_om = g_off - om / sig**2
-        return -float(obj), -np.concatenate([g_zeta.ravel(), g_om.ravel()])
+        prob = np.exp(L - logsumexp(L, axis=-1, keepdims=True))
+        return (counts - n_row[..., None] * prob)[:, ti, ai]
 
-    res = minimize(f, x0, jac=True, method="L-BFGS-B", options={"maxiter": 100})
-    zeta = res.x[: D * E].reshape(D, E)
-    om = res.x[D * E :].reshape(NC, E)
+    for _ in range(sweeps):
+        g = grad_off()
+        gz = np.zeros((D, E))
+        hz = np.zeros((D, E))
+        np.add.at(gz, cell_dim, g)
+        np.add.at(hz, cell_dim, h_off)
+        zeta = zeta + (gz - (zeta - z_mu) / z_sd**2) / (hz + 1 / z_sd**2)
+        g = grad_off()
+        om = om + (g - om / sig**2) / (h_off + 1 / sig**2)
     L = np.zeros((NC, K, K))
     L[:, ti, ai] = zeta[cell_dim] + om
-    return res.x, L - logsumexp(L, axis=-1, keepdims=True)
+    x = np.concatenate([zeta.ravel(), om.ravel()])
+    return x, L - logsumexp(L, axis=-1, keepdims=True)
 
 
 __all__ = ["POOLINGS", "DawidSkene"]

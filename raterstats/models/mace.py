@@ -24,14 +24,12 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
-from scipy.optimize import minimize
 from scipy.special import digamma, expit, logit
 
 from raterstats.inference import Density, assemble_datatree
 from raterstats.models._marginal import (
     LatentClassData,
     LatentClassModel,
-    logsumexp_np,
     majority_vote,
     majority_vote_stats,
     pack_rows,
@@ -483,6 +481,8 @@ def _mace_em(
     tol: float,
     variational: bool,
 ) -> dict[str, Any]:
+    from raterstats.models._numba import em_accumulate, em_estep
+
     pri = model.priors
     R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
     C = R * D * G
@@ -490,21 +490,31 @@ def _mace_em(
     a_c, b_c = pri["competence"].param("alpha", 0.5), pri["competence"].param("beta", 0.5)
     a_spam = np.broadcast_to(pri["spam"].param("a", 10.0), (K,))
     a_prev = np.broadcast_to(pri["prevalence"].param("a", 1.0), (K,))
-    w = data.pattern_count[data.p_pattern].astype(float)
-    cell = data.p_cell
-    rd = data.p_rater * D + data.p_dim
-    code = data.p_code
-    npr = code.size
+    lay = table_layout(data, data.p_cell)
+    e_cell, e_code = lay["e_row"], lay["e_code"]
+    E = e_cell.size
+    e_rd = (e_cell // (D * G)) * D + (e_cell // G) % D
+    e_dim = (e_cell // G) % D
+    e_valid = data.valid[e_dim]  # (E, K)
     P = data.n_patterns
-    mask = data.class_mask(data.pattern_dim, data.pattern_gold)
+    mask = lay["mask"]
     valid_rd = np.broadcast_to(data.valid, (R, D, K)).reshape(R * D, K)
     cell_dg = np.arange(C) % (D * G)
     cell_r = np.arange(C) // (D * G)
     m0, s0 = pri["competence_mean"].param("mu", 1.0), pri["competence_mean"].param("sigma", 1.5)
     sig_u = pri["rater_sd"].mean()
     sig_v = pri["cell_sd"].mean()
+    n_e = np.bincount(lay["p_e"], lay["pattern_w"][data.p_pattern], minlength=E)
+    n_cnt = np.bincount(e_cell, n_e, minlength=C)
+    q = np.empty((P, K))
 
-    # --- initial parameters
+    def table(e_log_t: np.ndarray, e_log_1mt: np.ndarray, e_log_xi: np.ndarray) -> tuple:
+        mlog = e_log_1mt[e_cell] + e_log_xi[e_rd, e_code]
+        match = np.logaddexp(e_log_t[e_cell], mlog)
+        T = np.where(e_valid, mlog[:, None], 0.0)
+        T[np.arange(E), e_code] = match
+        return T, np.exp(e_log_t[e_cell] - match)
+
     if random_init:
         theta = rng.uniform(0.3, 0.95, C)
         xi = rng.dirichlet(np.ones(K), R * D) * valid_rd + 1e-12
@@ -515,34 +525,35 @@ def _mace_em(
         with np.errstate(divide="ignore"):
             e_log_xi = np.where(valid_rd, np.log(xi), -np.inf)
             e_log_prev = np.where(data.valid, np.log(prev), -np.inf)
-        q = None
+        have_q = False
     else:
-        q_units = majority_vote(data)
-        # representative unit of each pattern carries the pattern's majority vote
         first = np.zeros(P, dtype=np.int64)
         first[data.unit_pattern[::-1]] = np.arange(data.n_units)[::-1]
-        q = q_units[first]
-    eta = np.zeros(C)
+        q[:] = majority_vote(data)[first]
+        e_log_t = np.full(C, np.log(0.7))
+        e_log_1mt = np.full(C, np.log(0.3))
+        e_log_xi = np.where(valid_rd, np.log(1.0 / K), -np.inf)
+        e_log_prev = np.zeros((D, K))
+        have_q = True
     hier_x = np.zeros(D * G + R + (C if D * G > 1 else 0))
     hier_x[: D * G] = m0
+    eta = np.zeros(C)
     prev_ll = -np.inf
     converged = False
     n_iter = 0
-    ll = -np.inf
+    s_cnt = np.zeros(C)
+    sc = np.zeros((R * D, K))
+    pc = np.zeros((D, K))
     for it in range(max_iter):
         n_iter = it + 1
-        if q is not None:
-            # ---- M-step from responsibilities q (P, K)
-            x = e_log_t[cell] if it > 0 else np.full(npr, np.log(0.7))
-            y = (e_log_1mt[cell] + e_log_xi[rd, code]) if it > 0 else np.full(npr, np.log(0.3 / K))
-            match = np.logaddexp(x, y)
-            qa = q[data.p_pattern, code]
-            c = np.exp(x - match) * qa
-            s_cnt = np.bincount(cell, w * c, minlength=C)
-            n_cnt = np.bincount(cell, w, minlength=C)
-            spam_cnt = np.bincount(rd * K + code, w * (1.0 - c), minlength=R * D * K).reshape(
-                R * D, K
-            )
+        if have_q:
+            # ---- M-step from class posteriors q (P, K)
+            _, ratio = table(e_log_t, e_log_1mt, e_log_xi)
+            M = em_accumulate(q, lay["p_e"], lay["p_start"], lay["pattern_w"], E)
+            comp = ratio * M[np.arange(E), e_code]
+            s_cnt = np.bincount(e_cell, comp, minlength=C)
+            spam_cnt = np.bincount(e_rd * K + e_code, n_e - comp, minlength=R * D * K)
+            spam_cnt = spam_cnt.reshape(R * D, K)
             prev_cnt = np.stack(
                 [
                     np.bincount(data.pattern_dim, data.pattern_count * q[:, k], minlength=D)
@@ -567,10 +578,16 @@ def _mace_em(
             with np.errstate(divide="ignore", invalid="ignore"):
                 if variational:
                     e_log_xi = np.where(
-                        valid_rd, digamma(sc) - digamma(sc.sum(axis=1, keepdims=True)), -np.inf
+                        valid_rd,
+                        digamma(np.where(valid_rd, sc, 1.0))
+                        - digamma(sc.sum(axis=1, keepdims=True)),
+                        -np.inf,
                     )
                     e_log_prev = np.where(
-                        data.valid, digamma(pc) - digamma(pc.sum(axis=1, keepdims=True)), -np.inf
+                        data.valid,
+                        digamma(np.where(data.valid, pc, 1.0))
+                        - digamma(pc.sum(axis=1, keepdims=True)),
+                        -np.inf,
                     )
                 else:
                     e_log_xi = np.where(
@@ -580,17 +597,11 @@ def _mace_em(
                         data.valid, np.log(pc / pc.sum(axis=1, keepdims=True)), -np.inf
                     )
         # ---- E-step
-        x = e_log_t[cell]
-        y = e_log_1mt[cell] + e_log_xi[rd, code]
-        match = np.logaddexp(x, y)
-        base = np.bincount(data.p_pattern, y, minlength=P)
-        summed = base[:, None] + np.bincount(
-            data.p_pattern * K + code, match - y, minlength=P * K
-        ).reshape(P, K)
-        joint = np.where(mask, e_log_prev[data.pattern_dim] + summed, -np.inf)
-        lse = logsumexp_np(joint, axis=-1)
-        q = np.exp(joint - lse[:, None])
-        ll = float(np.dot(data.pattern_count, lse))
+        T, _ = table(e_log_t, e_log_1mt, e_log_xi)
+        ll = em_estep(
+            T, e_log_prev, lay["p_e"], lay["p_start"], lay["pattern_dim"], lay["pattern_w"], mask, q
+        )
+        have_q = True
         if abs(ll - prev_ll) <= tol * max(1.0, abs(ll)):
             converged = True
             break
@@ -609,10 +620,14 @@ def _mace_em(
         values["competence_cell_mean"] = beta
         values["rater_effect"] = hier_x[D * G : D * G + R]
         values.update(_decomposition(beta))
-    params = {k: v[None] for k, v in values.items() if k in model.param_names}
-    joint = model.pattern_log_joint(params, data)[0]
-    ll_plugin = float(np.dot(data.pattern_count, logsumexp_np(joint, axis=-1)))
-    return {"values": values, "loglik": ll_plugin, "converged": converged, "n_iter": n_iter}
+    with np.errstate(divide="ignore"):
+        T, _ = table(np.log(theta), np.log1p(-theta), np.log(np.where(valid_rd, xi, 1.0)))
+        log_prev = np.where(data.valid, np.log(np.where(data.valid, prev, 1.0)), -np.inf)
+    ll_plugin = em_estep(
+        T, log_prev, lay["p_e"], lay["p_start"], lay["pattern_dim"], lay["pattern_w"], mask,
+        np.empty((P, K)),
+    )  # fmt: skip
+    return {"values": values, "loglik": float(ll_plugin), "converged": converged, "n_iter": n_iter}
 
 
 def _hier_mstep(
@@ -627,36 +642,33 @@ def _hier_mstep(
     s0: float,
     sig_u: float,
     sig_v: float,
+    sweeps: int = 5,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Maximise sum_c s log sigmoid(eta) + (n - s) log sigmoid(-eta) + normal log-priors of
-    eta_c = beta_dg + u_r (+ v_c) over (beta, u, v)."""
+    """Increase sum_c s log sigmoid(eta) + (n - s) log sigmoid(-eta) + normal log-priors of
+    eta_c = beta_dg + u_r (+ v_c) by block-coordinate Newton sweeps (beta, u, v), each
+    block's cells being independent given the others (a generalised M-step)."""
     has_v = x0.size > n_dg + R
-
-    def unpack(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        beta, u = x[:n_dg], x[n_dg : n_dg + R]
-        v = x[n_dg + R :] if has_v else np.zeros(cell_dg.size)
-        return beta, u, v
-
-    def f(x: np.ndarray) -> tuple[float, np.ndarray]:
-        beta, u, v = unpack(x)
-        eta = beta[cell_dg] + u[cell_r] + v
-        ll = s * -np.logaddexp(0, -eta) + (n - s) * -np.logaddexp(0, eta)
-        g_eta = s - n * expit(eta)
-        obj = ll.sum() - 0.5 * np.sum((beta - m0) ** 2) / s0**2 - 0.5 * np.sum(u**2) / sig_u**2
-        g = np.concatenate(
-            [
-                np.bincount(cell_dg, g_eta, minlength=n_dg) - (beta - m0) / s0**2,
-                np.bincount(cell_r, g_eta, minlength=R) - u / sig_u**2,
-            ]
-        )
-        if has_v:
-            obj -= 0.5 * np.sum(v**2) / sig_v**2
-            g = np.concatenate([g, g_eta - v / sig_v**2])
-        return -float(obj), -g
-
-    res = minimize(f, x0, jac=True, method="L-BFGS-B", options={"maxiter": 200})
-    beta, u, v = unpack(res.x)
-    return res.x, beta[cell_dg] + u[cell_r] + v
+    beta = x0[:n_dg].copy()
+    u = x0[n_dg : n_dg + R].copy()
+    v = x0[n_dg + R :].copy() if has_v else np.zeros(cell_dg.size)
+    for _ in range(sweeps):
+        for block in ("beta", "u", "v"):
+            eta = beta[cell_dg] + u[cell_r] + v
+            p = expit(eta)
+            g = s - n * p
+            h = n * p * (1 - p)
+            if block == "beta":
+                gb = np.bincount(cell_dg, g, minlength=n_dg) - (beta - m0) / s0**2
+                hb = np.bincount(cell_dg, h, minlength=n_dg) + 1 / s0**2
+                beta = beta + gb / hb
+            elif block == "u":
+                gu = np.bincount(cell_r, g, minlength=R) - u / sig_u**2
+                hu = np.bincount(cell_r, h, minlength=R) + 1 / sig_u**2
+                u = u + gu / hu
+            elif has_v:
+                v = v + (g - v / sig_v**2) / (h + 1 / sig_v**2)
+    x = np.concatenate([beta, u, v]) if has_v else np.concatenate([beta, u])
+    return x, beta[cell_dg] + u[cell_r] + v
 
 
 __all__ = ["MACE"]

@@ -1,0 +1,51 @@
+"""Fixtures of the model tests: small simulated studies and the real data sets (read from
+``../shared/data`` relative to the repository root; never copied into the repository)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from raterstats import NominalScale, Ratings, read_ratings
+from raterstats.simulate import SimulatedStudy, archehr_like_study
+
+DATA_ROOT = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def small_archehr() -> SimulatedStudy:
+    """60 items x 3 dimensions, 3 raters each from a pool of 20 (MACE generative model)."""
+    return archehr_like_study(n_cases=6, n_systems=10, random_seed=3)
+
+
+@pytest.fixture(scope="session")
+def one_dim(small_archehr: SimulatedStudy) -> Ratings:
+    return small_archehr.ratings.filter(dimension="answers_question")
+
+
+def load_dataset(name: str) -> tuple[Ratings, dict[str, str]]:
+    """A converted data set as Ratings (gold column left out) and its gold labels.
+
+    Ratings can hold one repeat per (item, rater); third and later ratings of the same
+    pair are dropped (the count is in the Ratings' exclusions of the caller's choice).
+    """
+    path = DATA_ROOT / name / "data.csv"
+    if not path.exists():
+        pytest.skip(f"real data not available: {path} (the data live outside the repository)")
+    f = pl.read_csv(path, infer_schema_length=0)
+    gold_vals = f["gold"].drop_nulls().to_list() if "gold" in f.columns else []
+    levels = sorted(set(f["label"].drop_nulls().to_list()) | set(gold_vals), key=lambda x: (len(x), x))
+    f = f.with_columns(pl.int_range(pl.len()).over("item", "annotator").alias("_occ")).filter(
+        pl.col("_occ") < 2
+    )
+    frame = pl.DataFrame(
+        {"item": f["item"], "rater": f["annotator"], "rating": f["label"], "repeat": f["_occ"] == 1}
+    )
+    r = read_ratings(frame, scale=NominalScale(levels), name=name)
+    gold: dict[str, str] = {}
+    if "gold" in f.columns:
+        g = f.filter(pl.col("gold").is_not_null() & (pl.col("gold") != ""))
+        gold = dict(g.select("item", "gold").unique("item").iter_rows())
+    return r, gold

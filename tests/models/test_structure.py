@@ -1,0 +1,285 @@
+"""Model structure: specifications, variables and dims, the data layout, and log densities
+at fixed points (compiled densities against the PyMC models, NumPy marginal likelihood
+against brute-force enumeration)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+from raterstats import MACE, DawidSkene, NominalScale, read_ratings
+from raterstats.models import ModelInputError, Prior, model_from_datatree
+from raterstats.models._marginal import data_from_groups, prepare_latent_class
+from raterstats.simulate import archehr_like_study
+
+# ---------------------------------------------------------------------------- specification
+
+
+def test_priors_override_by_name_and_unknown_names_listed():
+    m = MACE(priors={"competence": Prior("Beta", alpha=1, beta=1)})
+    assert m.priors["competence"] == Prior("Beta", alpha=1, beta=1)
+    assert m.priors["spam"] == MACE.default_priors["spam"]
+    with pytest.raises(TypeError, match="unknown prior 'nope'.*unknown option 'x'"):
+        MACE(priors={"nope": Prior("Normal")}, x=1)
+    with pytest.raises(ValueError, match="must be a Beta"):
+        MACE(priors={"competence": Prior("Normal", mu=0, sigma=1)})
+    with pytest.raises(ValueError, match="pooling must be one of"):
+        DawidSkene(pooling="some")
+
+
+def test_spec_is_json_and_round_trips():
+    m = DawidSkene(pooling="one_coin", priors={"accuracy": Prior("Beta", alpha=3, beta=1)})
+    spec = json.loads(json.dumps(m.spec()))
+    assert spec["model"] == "dawid_skene"
+    assert spec["options"]["pooling"] == "one_coin"
+    assert repr(m) == "DawidSkene(pooling='one_coin', priors={'accuracy': Prior('Beta', alpha=3, beta=1)})"
+
+
+def test_fit_does_not_mutate_the_model(one_dim):
+    m = MACE()
+    before = m.spec()
+    m.fit(one_dim, method="em", random_seed=1)
+    assert m.spec() == before
+
+
+def test_interval_scale_is_refused_with_every_problem():
+    frame = pl.DataFrame({"item": ["a", "a"], "rater": ["x", "y"], "rating": [0.3, 0.5]})
+    from raterstats import IntervalScale
+
+    r = read_ratings(frame, scale=IntervalScale())
+    with pytest.raises(ModelInputError, match="categorical"):
+        MACE().fit(r, method="em")
+
+
+# ---------------------------------------------------------------------------- layout
+
+
+def test_layout_patterns_reproduce_every_unit(small_archehr):
+    d = prepare_latent_class(small_archehr.ratings)
+    assert d.n_units == 60 * 3
+    assert d.pattern_count.sum() == d.n_units
+    for u in range(0, d.n_units, 7):
+        p = d.unit_pattern[u]
+        a = sorted(zip(d.cell[d.unit == u].tolist(), d.code[d.unit == u].tolist(), strict=True))
+        b = sorted(
+            zip(d.p_cell[d.p_pattern == p].tolist(), d.p_code[d.p_pattern == p].tolist(), strict=True)
+        )
+        assert a == b
+        assert d.pattern_dim[p] == d.unit_dim[u]
+
+
+def test_layout_rebuilds_from_data_groups(small_archehr):
+    d = prepare_latent_class(small_archehr.ratings)
+    g = d.data_groups()
+    d2 = data_from_groups(g["constant_data"], g["observed_data"])
+    for f in ("unit", "rater", "dim", "design", "code", "unit_pattern", "pattern_count", "p_code"):
+        np.testing.assert_array_equal(getattr(d, f), getattr(d2, f))
+    assert d.unit_ids == d2.unit_ids and d.categories == d2.categories
+
+
+# ---------------------------------------------------------------------------- log densities
+
+
+def _brute_force_loglik(model, params, data):
+    """log P(ratings of each unit) by enumerating the true class explicitly."""
+    out = []
+    comp = params.get("competence")
+    for u in range(data.n_units):
+        d = data.unit_dim[u]
+        k = int(data.n_categories[d])
+        sel = data.unit == u
+        total = 0.0
+        for t in range(k):
+            if data.unit_gold[u] >= 0 and t != data.unit_gold[u]:
+                continue
+            p = params["prevalence"][0, d, t]
+            for j, g, a in zip(data.rater[sel], data.design[sel], data.code[sel], strict=True):
+                if comp is not None:
+                    th = comp[0, j, d, g]
+                    p *= th * (a == t) + (1 - th) * params["spam"][0, j, d, a]
+                else:
+                    p *= params["confusion"][0, j, d, g, t, a]
+            total += p
+        out.append(np.log(total))
+    return np.array(out)
+
+
+def test_numpy_marginal_matches_enumeration(small_archehr):
+    r = small_archehr.ratings
+    rng = np.random.default_rng(0)
+    m = MACE()
+    d = m.prepare(r)
+    R, D, G, K = len(d.raters), len(d.dimensions), len(d.designs), d.K
+    params = {
+        "competence": rng.uniform(0.2, 0.9, (1, R, D, G)),
+        "spam": rng.dirichlet(np.ones(K), (1, R, D)),
+        "prevalence": rng.dirichlet(np.ones(K), (1, D)),
+    }
+    joint = m.pattern_log_joint(params, d)[0]
+    ll = np.logaddexp.reduce(joint, axis=-1)[d.unit_pattern]
+    np.testing.assert_allclose(ll, _brute_force_loglik(m, params, d), rtol=1e-10)
+    ds = DawidSkene()
+    conf = rng.dirichlet(np.ones(K), (1, R, D, G, K))
+    p2 = {"confusion": conf, "prevalence": params["prevalence"]}
+    joint = ds.pattern_log_joint(p2, d)[0]
+    ll = np.logaddexp.reduce(joint, axis=-1)[d.unit_pattern]
+    np.testing.assert_allclose(ll, _brute_force_loglik(ds, p2, d), rtol=1e-10)
+
+
+def _pymc_point(model, data, pooling, x):
+    """Map a compiled density's unconstrained vector to the PyMC model's value variables."""
+    R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
+    C = R * D * G
+    pt, pos = {}, 0
+
+    def take(name, shape):
+        nonlocal pos
+        n = int(np.prod(shape))
+        pt[name] = x[pos : pos + n].reshape(shape)
+        pos += n
+
+    if pooling == "mace_flat":
+        take("competence_logodds__", (R, D, G))
+    elif pooling == "mace_hier":
+        take("competence_cell_mean", (D, G))
+        take("rater_sd_log__", ())
+        take("rater_z", (R,))
+        take("cell_sd_log__", ())
+        take("cell_z", (R, D, G))
+    elif pooling in ("unpooled", "pooled"):
+        nc = (R, D, G) if pooling == "unpooled" else (D, G)
+        take("confusion_simplex__", (*nc, K, K - 1))
+    elif pooling == "partial":
+        e = K * (K - 1)
+        take("confusion_logit_mean", (D, e))
+        take("rater_sd_log__", (D,))
+        take("confusion_z", (R, D, G, e))
+    else:
+        take("accuracy_logodds__", (R, D, G))
+    if pooling.startswith("mace"):
+        take("spam_simplex__", (R, D, K - 1))
+    take("prevalence_simplex__", (D, K - 1))
+    assert pos == x.size
+    del C
+    return pt
+
+
+@pytest.mark.parametrize(
+    ("label", "factory"),
+    [
+        ("mace_flat", lambda: MACE(hierarchical=False)),
+        ("mace_hier", lambda: MACE(hierarchical=True)),
+        ("unpooled", lambda: DawidSkene()),
+        ("pooled", lambda: DawidSkene(pooling="pooled")),
+        ("partial", lambda: DawidSkene(pooling="partial")),
+        ("one_coin", lambda: DawidSkene(pooling="one_coin")),
+    ],
+)
+def test_compiled_density_equals_pymc_logp_and_gradient(label, factory):
+    # a design factor and gold labels make every index path count
+    s = archehr_like_study(n_cases=3, n_systems=6, random_seed=11)
+    frame = s.ratings.data.with_columns(
+        pl.when(pl.col("rater") < "a10").then(pl.lit("fine")).otherwise(pl.lit("coarse")).alias("design")
+    )
+    gold_item = frame["item"][0]
+    frame = frame.with_columns(
+        pl.when(pl.col("item") == gold_item).then(pl.lit("yes")).otherwise(None).alias("gold")
+    )
+    frame = frame.select("item", "rater", "dimension", "design", "rating", "gold")
+    r = read_ratings(frame, scale=s.ratings.scales)
+    m = factory()
+    data = m.prepare(r)
+    assert data.gold_used
+    dens = m.density(data)
+    assert dens is not None
+    pm_model = m.build_model(data)
+    # the Python linker compiles in a fraction of a second (numba would take ~20 s)
+    logp = pm_model.compile_logp(mode="FAST_COMPILE")
+    dlogp = pm_model.compile_dlogp(mode="FAST_COMPILE")
+    names = [v.name for v in pm_model.value_vars]
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        x = rng.normal(0, 0.8, dens.ndim)
+        lp, g = dens.logp_grad(x)
+        pt = _pymc_point(pm_model, data, label, x)
+        assert lp == pytest.approx(float(logp(pt)), rel=1e-8)
+        order = _pymc_point(pm_model, data, label, np.arange(dens.ndim, dtype=float))
+        perm = np.concatenate([np.asarray(order[n]).ravel() for n in names]).astype(int)
+        np.testing.assert_allclose(g[perm], dlogp(pt), atol=1e-8)
+
+
+def test_pymc_model_variables_and_dims(small_archehr):
+    m = MACE()
+    model = m.build(small_archehr.ratings)
+    assert m.is_hierarchical(m.prepare(small_archehr.ratings))  # 3 dimensions
+    assert model.named_vars_to_dims["competence"] == ("rater", "dimension", "design")
+    assert model.named_vars_to_dims["spam"] == ("rater", "dimension", "category")
+    assert list(model.coords["rater"])[:2] == ["a01", "a02"]
+    flat = MACE().build(small_archehr.ratings.filter(dimension="uses_evidence"))
+    assert "rater_sd" not in flat.named_vars  # one dimension and design: flat by default
+    ds = DawidSkene(pooling="pooled").build(small_archehr.ratings)
+    assert ds.named_vars_to_dims["confusion"] == ("dimension", "design", "true", "rated")
+
+
+def test_dimensions_with_different_numbers_of_categories():
+    frame = pl.DataFrame(
+        {
+            "item": [f"i{i}" for i in range(30) for _ in range(3)] * 2,
+            "rater": ["a", "b", "c"] * 60,
+            "dimension": ["yn"] * 90 + ["ypn"] * 90,
+            "rating": (["yes", "yes", "no"] * 30) + (["yes", "partially", "no"] * 30),
+        }
+    )
+    r = read_ratings(
+        frame,
+        scale={"yn": NominalScale(["yes", "no"]), "ypn": NominalScale(["yes", "partially", "no"])},
+    )
+    for m in (MACE(), DawidSkene()):
+        dt = m.fit(r, method="em", random_seed=1)
+        prob = dt["label_posterior"]["prob"].values
+        unit_dim = dt["constant_data"]["unit_dim"].values
+        yn = list(dt["constant_data"]["dimension"].values).index("yn")
+        assert np.all(prob[unit_dim == yn, 2] == 0)
+        np.testing.assert_allclose(prob.sum(axis=1), 1)
+        assert m.build(r) is not None  # PyMC model with padded categories builds
+    assert DawidSkene().density(DawidSkene().prepare(r)) is None  # PyMC path instead
+
+
+def test_gold_clamps_the_latent_label(one_dim):
+    item = one_dim.items[0]
+    frame = one_dim.data.with_columns(
+        pl.when(pl.col("item") == item).then(pl.lit("no")).otherwise(None).alias("gold")
+    ).select("item", "rater", "dimension", "rating", "gold")
+    r = read_ratings(frame, scale=one_dim.scales)
+    code = r.scale_for("answers_question").code_of("no")
+    dt = MACE().fit(r, method="em", random_seed=1)
+    from raterstats import item_posterior
+
+    p = item_posterior(dt).sel(item=item, dimension="answers_question")
+    assert float(p["prob"].sel(category=code)) == 1.0
+    free = MACE(use_gold=False).fit(r, method="em", random_seed=1)
+    assert float(item_posterior(free)["prob"].sel(item=item).isel(dimension=0).max()) < 1.0
+
+
+def test_model_from_datatree_recreates_the_specification(one_dim):
+    m = DawidSkene(pooling="one_coin", priors={"accuracy": Prior("Beta", alpha=3, beta=1)})
+    dt = m.fit(one_dim, method="em", random_seed=2)
+    assert model_from_datatree(dt) == m
+
+
+def test_patterns_compress_a_full_panel():
+    rows = list(itertools.product(range(200), ["a", "b", "c"]))
+    rng = np.random.default_rng(1)
+    frame = pl.DataFrame(
+        {
+            "item": [f"i{i}" for i, _ in rows],
+            "rater": [j for _, j in rows],
+            "rating": rng.choice(["x", "y"], len(rows)).tolist(),
+        }
+    )
+    d = prepare_latent_class(read_ratings(frame, scale=NominalScale(["x", "y"])))
+    assert d.n_units == 200 and d.n_patterns <= 8
