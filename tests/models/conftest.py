@@ -36,7 +36,8 @@ def load_dataset(name: str) -> tuple[Ratings, dict[str, str]]:
         pytest.skip(f"real data not available: {path} (the data live outside the repository)")
     f = pl.read_csv(path, infer_schema_length=0)
     gold_vals = f["gold"].drop_nulls().to_list() if "gold" in f.columns else []
-    levels = sorted(set(f["label"].drop_nulls().to_list()) | set(gold_vals), key=lambda x: (len(x), x))
+    labels = set(f["label"].drop_nulls().to_list()) | set(gold_vals)
+    levels = sorted(labels, key=lambda x: (len(x), x))
     f = f.with_columns(pl.int_range(pl.len()).over("item", "annotator").alias("_occ")).filter(
         pl.col("_occ") < 2
     )

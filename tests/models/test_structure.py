@@ -23,7 +23,7 @@ def test_priors_override_by_name_and_unknown_names_listed():
     m = MACE(priors={"competence": Prior("Beta", alpha=1, beta=1)})
     assert m.priors["competence"] == Prior("Beta", alpha=1, beta=1)
     assert m.priors["spam"] == MACE.default_priors["spam"]
-    with pytest.raises(TypeError, match="unknown prior 'nope'.*unknown option 'x'"):
+    with pytest.raises(TypeError, match=r"unknown prior 'nope'.*unknown option 'x'"):
         MACE(priors={"nope": Prior("Normal")}, x=1)
     with pytest.raises(ValueError, match="must be a Beta"):
         MACE(priors={"competence": Prior("Normal", mu=0, sigma=1)})
@@ -36,7 +36,9 @@ def test_spec_is_json_and_round_trips():
     spec = json.loads(json.dumps(m.spec()))
     assert spec["model"] == "dawid_skene"
     assert spec["options"]["pooling"] == "one_coin"
-    assert repr(m) == "DawidSkene(pooling='one_coin', priors={'accuracy': Prior('Beta', alpha=3, beta=1)})"
+    assert repr(m) == (
+        "DawidSkene(pooling='one_coin', priors={'accuracy': Prior('Beta', alpha=3, beta=1)})"
+    )
 
 
 def test_fit_does_not_mutate_the_model(one_dim):
@@ -64,10 +66,9 @@ def test_layout_patterns_reproduce_every_unit(small_archehr):
     assert d.pattern_count.sum() == d.n_units
     for u in range(0, d.n_units, 7):
         p = d.unit_pattern[u]
-        a = sorted(zip(d.cell[d.unit == u].tolist(), d.code[d.unit == u].tolist(), strict=True))
-        b = sorted(
-            zip(d.p_cell[d.p_pattern == p].tolist(), d.p_code[d.p_pattern == p].tolist(), strict=True)
-        )
+        in_u, in_p = d.unit == u, d.p_pattern == p
+        a = sorted(zip(d.cell[in_u].tolist(), d.code[in_u].tolist(), strict=True))
+        b = sorted(zip(d.p_cell[in_p].tolist(), d.p_code[in_p].tolist(), strict=True))
         assert a == b
         assert d.pattern_dim[p] == d.unit_dim[u]
 
@@ -183,7 +184,10 @@ def test_compiled_density_equals_pymc_logp_and_gradient(label, factory):
     # a design factor and gold labels make every index path count
     s = archehr_like_study(n_cases=3, n_systems=6, random_seed=11)
     frame = s.ratings.data.with_columns(
-        pl.when(pl.col("rater") < "a10").then(pl.lit("fine")).otherwise(pl.lit("coarse")).alias("design")
+        pl.when(pl.col("rater") < "a10")
+        .then(pl.lit("fine"))
+        .otherwise(pl.lit("coarse"))
+        .alias("design")
     )
     gold_item = frame["item"][0]
     frame = frame.with_columns(
