@@ -50,3 +50,14 @@ def load_dataset(name: str) -> tuple[Ratings, dict[str, str]]:
         g = f.filter(pl.col("gold").is_not_null() & (pl.col("gold") != ""))
         gold = dict(g.select("item", "gold").unique("item").iter_rows())
     return r, gold
+
+
+@pytest.fixture(scope="session")
+def load():
+    """The :func:`load_dataset` function (skips when the data are absent)."""
+    return load_dataset
+
+
+@pytest.fixture(scope="session")
+def data_root() -> Path:
+    return DATA_ROOT
