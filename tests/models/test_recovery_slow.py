@@ -7,7 +7,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from raterstats import MACE, DawidSkene, NominalScale, read_ratings, rater_summary
+from raterstats import MACE, DawidSkene, NominalScale, rater_summary, read_ratings
 from raterstats.simulate import archehr_like_study
 
 N_REP = 20
@@ -64,7 +64,7 @@ def test_dawid_skene_confusion_coverage():
 @pytest.mark.slow
 def test_em_recovery_dawid_skene():
     rng = np.random.default_rng(7)
-    r, conf, truth = _simulate_ds(rng, n_items=2000)
+    r, conf, _ = _simulate_ds(rng, n_items=2000)
     dt = DawidSkene().fit(r, method="em", random_seed=1)
     summ = rater_summary(dt).isel(dimension=0, design=0)
     idx = [int(x[1:]) for x in summ["rater"].values]
