@@ -1,0 +1,173 @@
+"""OrdinalRaters: input checks, model structure, log density and gradient at fixed points."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytensor
+import pytest
+import xarray as xr
+
+from raterstats import NominalScale, OrdinalScale, read_ratings
+from raterstats.models._ordinal_numba import BLOCKS, zero_sum_basis
+from raterstats.models.base import ModelInputError
+from raterstats.models.ordinal import OrdinalRaters, rating_log_likelihood
+from raterstats.simulate import clinical_qa_study
+
+# the value variable of the PyMC model behind each block of the compiled density's vector
+VALUE_VARS = {
+    "sys_z": "system_z",
+    "log_sq": "sigma_question_log__",
+    "qz": "question_z",
+    "log_se": "sigma_residual_log__",
+    "ez": "residual_z",
+    "log_tau": "sigma_sentence_log__",
+    "wz": "sentence_z",
+    "lm": "log_discrimination_design",
+    "log_su": "sigma_discrimination_rater_log__",
+    "log_sv": "sigma_discrimination_cell_log__",
+    "uz": "discrimination_rater_z",
+    "vz": "discrimination_cell_z",
+    "log_sa": "sigma_severity_rater_log__",
+    "log_sb": "sigma_severity_cell_log__",
+    "az": "severity_rater_z",
+    "bz": "severity_cell_z",
+    "beta": "length_effect",
+    "log_sl": "sigma_length_rater_log__",
+    "lz": "length_rater_z",
+    "jl": "judge_log_discrimination",
+    "js": "judge_severity",
+    "jb": "judge_length_effect",
+    "cuts": "cutpoints_ordered__",
+}
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return clinical_qa_study(n_questions=4, random_seed=11).ratings
+
+
+def _point(model, density, x):
+    """The PyMC value-variable point that corresponds to the density's vector x."""
+    names = {v.name for v in model.value_vars}
+    point, pos = {}, 0
+    for blk in BLOCKS:
+        name = VALUE_VARS[blk]
+        if name not in names:
+            continue
+        shape = model.initial_point()[name].shape
+        n = int(np.prod(shape))
+        point[name] = x[pos : pos + n].reshape(shape)
+        pos += n
+    assert pos == density.ndim
+    return point
+
+
+def test_zero_sum_basis():
+    for n in (2, 3, 7):
+        b = zero_sum_basis(n)
+        np.testing.assert_allclose(b.T @ b, np.eye(n - 1), atol=1e-12)
+        np.testing.assert_allclose(b.sum(axis=0), 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize("length_by_rater", [False, True])
+def test_compiled_density_matches_pymc_model(tiny, length_by_rater):
+    mod = OrdinalRaters(length_by_rater=length_by_rater)
+    data = mod.prepare(tiny)
+    model = mod.build_model(data)
+    dens = mod.density(data)
+    assert dens is not None
+    logp = model.compile_logp()
+    dlogp = model.compile_dlogp()
+    rng = np.random.default_rng(1)
+    xs = [dens.initial_point(rng) + rng.normal(0, 0.4, dens.ndim) for _ in range(3)]
+    ours = [dens.logp_grad(x) for x in xs]
+    theirs = [(float(logp(_point(model, dens, x))), dlogp(_point(model, dens, x))) for x in xs]
+    # same density up to a constant; same gradient (PyMC orders value variables as built)
+    diffs = [o[0] - t[0] for o, t in zip(ours, theirs, strict=True)]
+    assert np.ptp(diffs) < 1e-8
+    order = [v.name for v in model.value_vars]
+    for (_, g), (_, tg), x in zip(ours, theirs, xs, strict=True):
+        point = _point(model, dens, x)
+        pieces, pos = {}, 0
+        for name in order:
+            n = point[name].size
+            pieces[name] = tg[pos : pos + n]
+            pos += n
+        mine = np.concatenate([pieces[VALUE_VARS[b]] for b in BLOCKS if VALUE_VARS[b] in pieces])
+        np.testing.assert_allclose(g, mine, rtol=1e-8, atol=1e-8)
+
+
+def test_numpy_log_likelihood_equals_the_model_potential(tiny):
+    mod = OrdinalRaters()
+    data = mod.prepare(tiny)
+    model = mod.build_model(data)
+    dens = mod.density(data)
+    rng = np.random.default_rng(2)
+    x = dens.initial_point(rng) + rng.normal(0, 0.3, dens.ndim)
+    point = _point(model, dens, x)
+    pot = model.replace_rvs_by_values([model["ratings_loglik"]])[0]
+    f = pytensor.function(model.value_vars, pot, on_unused_input="ignore")
+    potential = float(f(*[point[v.name] for v in model.value_vars]))
+    vals = dens.expand(x)
+    post = xr.Dataset(
+        {
+            k: (("chain", "draw", *dens.var_dims[k]), np.asarray(v)[None, None])
+            for k, v in vals.items()
+        },
+        coords=dens.coords,
+    )
+    ll = rating_log_likelihood(post, data, "logit")
+    assert ll.shape == (1, 1, data.n_obs)
+    assert ll.sum() == pytest.approx(potential, rel=1e-10)
+
+
+def test_structure_dims_and_coordinates(tiny):
+    m = OrdinalRaters().build(tiny)
+    assert m.named_vars_to_dims["severity"] == ("rater", "dimension", "design")
+    assert list(m.coords["rater"])[-1] == "llm-judge"
+    assert m.named_vars_to_dims["length_effect"] == ("dimension", "design")
+    assert "judge_length_effect" in m.named_vars
+    # without a length column there is no length effect
+    no_len = tiny.filter(design="coarse")
+    data = no_len.data.drop("length")
+    from raterstats.ratings import Ratings
+
+    m2 = OrdinalRaters().build(Ratings(data, no_len.scales))
+    assert "length_effect" not in m2.named_vars
+    assert "sentence_z" not in m2.named_vars
+
+
+def test_probit_link_has_no_compiled_density(tiny):
+    mod = OrdinalRaters(link="probit")
+    assert mod.density(mod.prepare(tiny)) is None
+    m = mod.build(tiny)
+    assert np.isfinite(m.compile_logp()(m.initial_point()))
+
+
+def test_input_problems_listed():
+    frame = pl.DataFrame(
+        {
+            "item": ["a", "a", "b", "b"],
+            "rater": ["x", "y", "x", "y"],
+            "rating": ["yes", "no", "no", "no"],
+        }
+    )
+    r = read_ratings(frame, scale=NominalScale(["yes", "no"]))
+    with pytest.raises(ModelInputError, match="needs an OrdinalScale"):
+        OrdinalRaters().prepare(r)
+    one = read_ratings(
+        frame.filter(pl.col("rater") == "x").with_columns(pl.Series("rating", [1, 2])),
+        scale=OrdinalScale([1, 2]),
+    )
+    with pytest.raises(ModelInputError, match="two human raters"):
+        OrdinalRaters().prepare(one)
+    two = read_ratings(
+        frame.with_columns(pl.Series("rating", [1, 2, 2, 1])), scale=OrdinalScale([1, 2])
+    )
+    with pytest.raises(ModelInputError, match="no 'length' column"):
+        OrdinalRaters(length=True).prepare(two)
+    with pytest.raises(TypeError, match="unknown option"):
+        OrdinalRaters(links="logit")
+    with pytest.raises(ValueError, match="link must be"):
+        OrdinalRaters(link="cloglog")
