@@ -10,7 +10,7 @@ The public API is listed in ``__all__``; see the README for a tour.
 from raterstats._version import __version__
 from raterstats.diagnostics import diagnose
 from raterstats.ingest import Problem, RatingsError, read_ratings
-from raterstats.models import MACE, DawidSkene
+from raterstats.models import MACE, DawidSkene, LengthEffect, OrdinalRaters
 from raterstats.posterior import item_posterior, rater_summary
 from raterstats.ratings import Exclusion, Ratings, RatingsSummary, concat_ratings
 from raterstats.scales import (
@@ -28,7 +28,9 @@ __all__ = [
     "DawidSkene",
     "Exclusion",
     "IntervalScale",
+    "LengthEffect",
     "NominalScale",
+    "OrdinalRaters",
     "OrdinalScale",
     "Problem",
     "Ratings",

@@ -201,8 +201,8 @@ def clinical_qa_study(
     log_disc = (
         np.log(1.5)
         + np.array([0.0, fine_discrimination_gain])[None, None, :]
-        + rng_raters.normal(0.0, 0.25, (n_r, 1, 1))
-        + rng_raters.normal(0.0, 0.15, (n_r, n_d, 2))
+        + rng_raters.normal(0.0, 0.35, (n_r, 1, 1))
+        + rng_raters.normal(0.0, 0.2, (n_r, n_d, 2))
     )
     beta = np.zeros((n_r, n_d, 2))
     beta[:, :, 0] = np.asarray(length_bias, dtype=float)

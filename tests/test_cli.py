@@ -15,7 +15,7 @@ runner = CliRunner()
 
 def test_demo_writes_the_report(tmp_path):
     out = tmp_path / "report"
-    res = runner.invoke(app, ["demo", "--out", str(out)])
+    res = runner.invoke(app, ["demo", "--out", str(out), "--ordinal-draws", "0"])
     assert res.exit_code == 0, res.output
     assert f"Report written to {(out / 'report.md').resolve()}" in res.output
     report = (out / "report.md").read_text()

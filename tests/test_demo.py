@@ -12,7 +12,7 @@ from raterstats.demo import DEMO_STATISTICS, run_demo, schemes
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    return run_demo(tmp_path_factory.mktemp("demo"), n_boot=200, random_seed=3)
+    return run_demo(tmp_path_factory.mktemp("demo"), n_boot=200, random_seed=3, ordinal_draws=100)
 
 
 def test_agreement_table_covers_every_scheme_dimension_and_statistic(demo):
@@ -42,5 +42,22 @@ def test_demo_randolph_kappa_equals_the_direct_computation(demo, scheme):
 
 
 def test_demo_is_reproducible(demo, tmp_path):
-    again = run_demo(tmp_path, n_boot=200, random_seed=3)
+    again = run_demo(tmp_path, n_boot=200, random_seed=3, ordinal_draws=0)
     assert (again.out / "agreement.csv").read_text() == (demo.out / "agreement.csv").read_text()
+
+
+def test_demo_has_the_ordinal_part(demo):
+    report = (demo.out / "report.md").read_text()
+    assert "## Ordinal rater model" in report
+    for part in (
+        "### System fair averages",
+        "### Model-implied reliability by design",
+        "coarse - fine",
+        "### Rater table",
+    ):
+        assert part in report
+    fair = pl.read_csv(demo.out / "ordinal_fair_averages.csv")
+    assert fair.height == 3 * 2 * 3  # dimensions x designs x systems
+    assert ((fair["low"] <= fair["mean"]) & (fair["mean"] <= fair["high"])).all()
+    raters = pl.read_csv(demo.out / "ordinal_rater_table.csv")
+    assert raters.height == 7 * 3 * 2

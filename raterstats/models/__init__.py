@@ -11,14 +11,18 @@ from raterstats.models.base import (
     registered_models,
 )
 from raterstats.models.dawid_skene import DawidSkene
+from raterstats.models.length_effect import LengthEffect
 from raterstats.models.mace import MACE
+from raterstats.models.ordinal import OrdinalRaters
 
 __all__ = [
     "FIT_ATTRS",
     "MACE",
     "DawidSkene",
+    "LengthEffect",
     "Model",
     "ModelInputError",
+    "OrdinalRaters",
     "Prior",
     "data_fingerprint",
     "model_from_datatree",

@@ -123,7 +123,7 @@ def _halfnormal_log(x: np.ndarray, j: int, scale: float, grad: np.ndarray) -> tu
     return -0.5 * r * r + u, sig
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def ordinal_logp_grad(
     x: np.ndarray,
     grad: np.ndarray,
@@ -142,7 +142,11 @@ def ordinal_logp_grad(
     basis_m: np.ndarray,
     basis_h: np.ndarray,
 ) -> float:
-    """Log density (up to a constant) and its gradient (written into ``grad``)."""
+    """Log density (up to a constant) and its gradient (written into ``grad``).
+
+    Degenerate points (cut-points that coincide after an underflow) give a non-finite
+    value, which the sampler rejects, rather than an exception (``error_model="numpy"``).
+    """
     D, G, H, J, M = sz[0], sz[1], sz[2], sz[3], sz[4]
     n_item, S, K = sz[6], sz[7], sz[8]
     use_sys, use_q, use_sent, use_len, lbr, ref = sz[9], sz[10], sz[11], sz[12], sz[13], sz[14]

@@ -1106,7 +1106,12 @@ def length_contrast(dt: xr.DataTree, a: str = "coarse", b: str = "fine") -> xr.D
     >>> length_contrast(dt)["contrast"].dims
     ('chain', 'draw', 'dimension')
     """
-    post, _ = _check_fit(dt)
+    if dt.attrs.get("model") not in (OrdinalRaters.name, "length_effect"):
+        raise ValueError(
+            "expected a fit of OrdinalRaters or LengthEffect, got model "
+            f"{dt.attrs.get('model')!r}"
+        )
+    post = dt["posterior"].to_dataset()
     if "length_effect" not in post:
         raise ValueError("the fit has no length effect (fit with a 'length' column)")
     beta = post["length_effect"]

@@ -1,0 +1,214 @@
+"""Stand-alone length-effect regression: do coarse ratings favour longer answers?
+
+:class:`LengthEffect` is the cumulative (ordinal) regression of MODELS.md section 4,
+
+``y ~ Cumulative(system_d + beta_dg * z(log length) + (1 | rater) + (1 | question))``,
+
+per dimension, with the design interaction: a lighter model than
+:class:`~raterstats.models.ordinal.OrdinalRaters` (no latent answer quality, no sentence
+nesting, one severity per rater and dimension) for the quick question of whether one design
+rewards length more than another. :func:`raterstats.models.ordinal.length_contrast` reads
+its fits too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+
+from raterstats.models._ordinal_numba import zero_sum_basis
+from raterstats.models.base import Model, ModelInputError, Prior
+from raterstats.models.ordinal import OrdinalData, _interval_logp, _log_cdf, prepare_ordinal
+from raterstats.ratings import Ratings
+
+
+class LengthEffect(Model):
+    """Cumulative-link regression of ratings on system, length x design, rater and question.
+
+    For every dimension ``d``: ``P(y <= k) = F(c_dgk - eta)`` with
+    ``eta = s_m(i)d + beta_dg * z(log length_i) - r_jd + q_q(i)d``, system effects summing
+    to zero over systems, rater and question intercepts normal with scales per dimension
+    (non-centred), cut-points ordered per dimension x design. Every rating counts as one
+    observation of its answer (sentence ratings are not nested: use
+    :class:`~raterstats.models.ordinal.OrdinalRaters` for that).
+
+    Parameters
+    ----------
+    priors : mapping, optional
+        Overrides of :attr:`default_priors`.
+    link : {"logit", "probit"}
+        Link function.
+
+    Examples
+    --------
+    >>> from raterstats.simulate import clinical_qa_study
+    >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    >>> m = LengthEffect().build(r)
+    >>> m.named_vars_to_dims["length_effect"]
+    ('dimension', 'design')
+    """
+
+    name: ClassVar[str] = "length_effect"
+    default_priors: ClassVar[dict[str, Prior]] = {
+        "system_effect": Prior("Normal", sigma=1.0),
+        "length_effect": Prior("Normal", mu=0.0, sigma=1.0),
+        "sigma_rater": Prior("HalfNormal", sigma=1.0),
+        "sigma_question": Prior("HalfNormal", sigma=1.0),
+        "cutpoints": Prior("Normal", mu=0.0, sigma=3.0),
+    }
+    default_options: ClassVar[dict[str, Any]] = {"link": "logit"}
+
+    def _check_options(self) -> None:
+        if self._options["link"] not in ("logit", "probit"):
+            raise ValueError(f"link must be 'logit' or 'probit', not {self._options['link']!r}")
+
+    def prepare(self, ratings: Ratings) -> OrdinalData:
+        super().prepare(ratings)
+        data = prepare_ordinal(ratings, length=True)
+        if not data.has_length:  # pragma: no cover - prepare_ordinal raises first
+            raise ModelInputError("the length-effect model needs a 'length' column")
+        return data
+
+    def build_model(self, data: OrdinalData) -> pm.Model:
+        p = self._priors
+        c = data.coords
+        nd, ng = len(c["dimension"]), len(c["design"])
+        coords = {
+            k: v
+            for k, v in c.items()
+            if v and k not in ("human", "judge", "human_basis", "design_contrast", "sentence")
+        }
+        with pm.Model(coords=coords) as model:
+            eta = pt.zeros((len(c["item"]), nd))
+            if data.use_system:
+                bm = zero_sum_basis(len(c["system"]))
+                sz = pm.Normal("system_z", 0.0, 1.0, dims=("dimension", "system_basis"))
+                s_eff = pm.Deterministic(
+                    "system_effect",
+                    float(p["system_effect"].param("sigma", 1.0)) * pt.dot(sz, bm.T),
+                    dims=("dimension", "system"),
+                )
+                eta = eta + s_eff.T[data.item_system]
+            if data.use_question:
+                sq = p["sigma_question"].create("sigma_question", dims="dimension")
+                qz = pm.Normal("question_z", 0.0, 1.0, dims=("question", "dimension"))
+                q_eff = pm.Deterministic("question_effect", qz * sq, dims=("question", "dimension"))
+                eta = eta + q_eff[data.item_question]
+            sr = p["sigma_rater"].create("sigma_rater", dims="dimension")
+            rz = pm.Normal("rater_z", 0.0, 1.0, dims=("rater", "dimension"))
+            sev = pm.Deterministic("severity", rz * sr, dims=("rater", "dimension"))
+            bp = p["length_effect"]
+            beta = pm.Normal(
+                "length_effect",
+                float(bp.param("mu", 0.0)),
+                float(bp.param("sigma", 1.0)),
+                dims=("dimension", "design"),
+            )
+            cp = p["cutpoints"]
+            cuts = pm.Normal(
+                "cutpoints",
+                mu=float(cp.param("mu", 0.0)),
+                sigma=float(cp.param("sigma", 3.0)),
+                transform=pm.distributions.transforms.ordered,
+                dims=("dimension", "design", "cut"),
+                initval=data.initial_cuts,
+            )
+            lp = (
+                eta.reshape((-1,))[data.obs_item * nd + data.obs_dim]
+                + beta.reshape((-1,))[data.obs_dim * ng + data.obs_design]
+                * data.z_length[data.obs_item]
+                - sev.reshape((-1,))[data.obs_rater * nd + data.obs_dim]
+            )
+            k = data.n_levels
+            link = self._options["link"]
+            flat = cuts.reshape((-1,))
+            base = (data.obs_dim * ng + data.obs_design) * (k - 1)
+            nb = int(np.sum(data.y == 0))
+            nt = int(np.sum(data.y == k - 1))
+            bottom, top, mid = slice(0, nb), slice(nb, nb + nt), slice(nb + nt, data.n_obs)
+            terms = []
+            if nb:
+                terms.append(_log_cdf(flat[base[bottom]] - lp[bottom], link).sum())
+            if nt:
+                terms.append(_log_cdf(lp[top] - flat[base[top] + k - 2], link).sum())
+            if data.n_obs > nb + nt:
+                y = data.y[mid]
+                terms.append(
+                    _interval_logp(
+                        flat[base[mid] + y - 1] - lp[mid], flat[base[mid] + y] - lp[mid], link, pt
+                    ).sum()
+                )
+            pm.Potential("ratings_loglik", pt.add(*terms) if len(terms) > 1 else terms[0])
+        return model
+
+    def data_groups(self, data: OrdinalData, model: pm.Model | None) -> dict[str, xr.Dataset]:
+        frame = data.frame
+        assert frame is not None
+        obs = xr.Dataset(
+            {"rating": ("rating_id", data.y + 1)},
+            coords={
+                "rating_id": np.arange(data.n_obs),
+                "rating_item": ("rating_id", frame["item"].to_numpy().astype(str)),
+                "rating_rater": ("rating_id", frame["rater"].to_numpy().astype(str)),
+                "rating_dimension": ("rating_id", frame["dimension"].to_numpy().astype(str)),
+                "rating_design": ("rating_id", frame["design"].to_numpy().astype(str)),
+                "rating_source_row": ("rating_id", frame["source_row"].to_numpy()),
+            },
+            attrs={"levels": [str(v) for v in data.levels]},
+        )
+        const = xr.Dataset(
+            {"z_length": ("item", data.z_length)},
+            coords={"item": data.coords["item"]},
+            attrs={
+                "link": self._options["link"],
+                "length_log_mean": data.length_log_mean,
+                "length_log_sd": data.length_log_sd,
+            },
+        )
+        return {"observed_data": obs, "constant_data": const}
+
+    def log_likelihood(
+        self, dt: xr.DataTree, data: OrdinalData, model: pm.Model | None
+    ) -> xr.Dataset | None:
+        """Pointwise log-likelihood per answer x design (summed over its ratings)."""
+        post = dt["posterior"].to_dataset()
+        nd, ng = len(data.coords["dimension"]), len(data.coords["design"])
+        eta = np.zeros((post.sizes["chain"], post.sizes["draw"], len(data.coords["item"]), nd))
+        if "system_effect" in post:
+            s = post["system_effect"].transpose("chain", "draw", "dimension", "system").values
+            eta += np.swapaxes(s[:, :, :, data.item_system], 2, 3)
+        if "question_effect" in post:
+            q = post["question_effect"].transpose("chain", "draw", "question", "dimension").values
+            eta += q[:, :, data.item_question]
+        beta = post["length_effect"].transpose("chain", "draw", "dimension", "design").values
+        sev = post["severity"].transpose("chain", "draw", "rater", "dimension").values
+        cuts = post["cutpoints"].transpose("chain", "draw", "dimension", "design", "cut").values
+        lp = (
+            eta[:, :, data.obs_item, data.obs_dim]
+            + beta[:, :, data.obs_dim, data.obs_design] * data.z_length[data.obs_item]
+            - sev[:, :, data.obs_rater, data.obs_dim]
+        )
+        cut = cuts[:, :, data.obs_dim, data.obs_design]
+        pad = np.concatenate(
+            [np.full((*cut.shape[:-1], 1), -np.inf), cut, np.full((*cut.shape[:-1], 1), np.inf)],
+            axis=-1,
+        )
+        idx = np.arange(data.n_obs)
+        ll = _interval_logp(
+            pad[:, :, idx, data.y] - lp, pad[:, :, idx, data.y + 1] - lp, self._options["link"], np
+        )
+        ni = len(data.coords["item"])
+        key = data.obs_item * ng + data.obs_design
+        onehot = np.zeros((data.n_obs, ni * ng))
+        onehot[idx, key] = 1.0
+        summed = (ll @ onehot).reshape(*ll.shape[:2], ni, ng)
+        present = onehot.sum(0).reshape(ni, ng) > 0
+        summed[..., ~present] = np.nan
+        return xr.Dataset(
+            {"answer": (("chain", "draw", "item", "design"), summed)},
+            coords={"item": data.coords["item"], "design": data.coords["design"]},
+        )
