@@ -111,7 +111,59 @@ def run(adaptation: str, draws: int, tune: int, seed: int) -> dict[str, object]:
     )
     rel = reliability(dt).mean(("chain", "draw"))
     p_fine = prob_more_reliable(dt, "fine", "coarse")
+    reference = {
+        "settings": {
+            k: dt.attrs[k]
+            for k in (
+                "model",
+                "method",
+                "sampler",
+                "random_seed",
+                "draws",
+                "tune",
+                "chains",
+                "raterstats_version",
+            )
+        }
+        | {
+            "adaptation": adaptation,
+            "data": "clinical_qa_study()",
+            "data_fingerprint": dt.attrs["data_fingerprint"],
+        },
+        "diagnostics": {
+            "divergences": int(dt["sample_stats"]["diverging"].sum()),
+            "max_rhat": float(summ["r_hat"].astype(float).max()),
+            "min_ess_bulk": float(summ["ess_bulk"].astype(float).min()),
+        },
+        "summary": {
+            name: {
+                "dims": list(post[name].dims[2:]),
+                "mean": np.round(post[name].mean(("chain", "draw")).values, 4).tolist(),
+                "q05": np.round(post[name].quantile(0.05, ("chain", "draw")).values, 4).tolist(),
+                "q95": np.round(post[name].quantile(0.95, ("chain", "draw")).values, 4).tolist(),
+            }
+            for name in (
+                "system_effect",
+                "length_effect",
+                "log_discrimination_mean",
+                "sigma_question",
+                "sigma_residual",
+                "sigma_sentence",
+                "severity",
+                "discrimination",
+            )
+        },
+        "coords": {
+            k: [str(v) for v in post[k].values] for k in ("rater", "dimension", "design", "system")
+        },
+        "reliability_mean": {
+            f"{d}/{g}": float(rel.sel(dimension=d, design=g))
+            for d in rel.dimension.values
+            for g in rel.design.values
+        },
+    }
     return {
+        "reference": reference,
         "adaptation": adaptation,
         "draws": draws,
         "tune": tune,
@@ -195,6 +247,10 @@ def write(results: list[dict[str, object]]) -> None:
     for k in rel:
         lines.append(f"| {k} | {rel[k]} | {tr[k]} |")
     lines += ["", f"P(fine > coarse): {last['p_fine_more_reliable']}", ""]
+    import json
+
+    ref_path = HERE.parent / "models" / "ordinal" / "reference.json"
+    ref_path.write_text(json.dumps(last["reference"], indent=1) + "\n")
     section = "\n".join(lines) + "\n"
     path = HERE / "RESULTS.md"
     text = path.read_text() if path.exists() else "# Benchmarks\n"
@@ -214,7 +270,7 @@ def main() -> None:
     results = []
     for a in args.adaptation:
         res = run(a, args.draws, args.tune, args.seed)
-        print(res, flush=True)
+        print({k: v for k, v in res.items() if k != "reference"}, flush=True)
         results.append(res)
     if not args.no_write:
         write(results)
