@@ -28,7 +28,7 @@ from scipy.special import expit, log_ndtr, ndtr
 
 from raterstats import schema as S
 from raterstats.inference import Density
-from raterstats.models._ordinal_numba import zero_sum_basis
+from raterstats.models._ordinal_numba import BLOCKS, zero_sum_basis
 from raterstats.models.base import Model, ModelInputError, Prior
 from raterstats.ratings import Ratings
 from raterstats.scales import OrdinalScale
@@ -537,13 +537,11 @@ class OrdinalRaters(Model):
             and all(np.ndim(v) == 0 for k in (*halfnormal, *normal) for v in p[k].params.values())
         )
 
-    def density(self, data: OrdinalData) -> Density | None:
-        """The log density with a hand-written gradient (numba, compiled once per
-        installation) for nutpie; None for the probit link or non-default prior families."""
-        if not self._fast_path_ok():
-            return None
-        from raterstats.models._ordinal_numba import BLOCKS, ordinal_logp_grad
-
+    def layout(self, data: OrdinalData) -> dict[str, Any]:
+        """Layout of the compiled density's unconstrained vector for these data: block
+        ``offsets`` (in the order of ``_ordinal_numba.BLOCKS``), ``sizes`` (the integer
+        settings), ``prior`` (the prior constants) and ``prior_scale`` (the half-normal
+        scale of every ``log_*`` block)."""
         p = self._priors
         c = data.coords
         D, G, H = len(c["dimension"]), len(c["design"]), data.n_humans
@@ -629,6 +627,40 @@ class OrdinalRaters(Model):
                 par("judge_length_effect", "sigma", 1.0),
             ]
         )
+        scale_of = {
+            "log_sq": prior[1],
+            "log_se": prior[2],
+            "log_tau": prior[3],
+            "log_su": prior[6],
+            "log_sv": prior[7],
+            "log_sa": prior[8],
+            "log_sb": prior[9],
+            "log_sl": prior[12],
+        }
+        return {
+            "offsets": off,
+            "sizes": sz,
+            "prior": prior,
+            "prior_scale": scale_of,
+            "ndim": ndim,
+            "flags": (use_sys, use_q, use_len, lbr, ref),
+        }
+
+    def density(self, data: OrdinalData) -> Density | None:
+        """The log density with a hand-written gradient (numba, compiled once per
+        installation) for nutpie; None for the probit link or non-default prior families."""
+        if not self._fast_path_ok():
+            return None
+        from raterstats.models._ordinal_numba import ordinal_logp_grad
+
+        lay = self.layout(data)
+        off, sz, prior, ndim = lay["offsets"], lay["sizes"], lay["prior"], lay["ndim"]
+        use_sys, use_q, use_len, lbr, ref = lay["flags"]
+        c = data.coords
+        D, G, H = len(c["dimension"]), len(c["design"]), data.n_humans
+        J, M, Q = len(c["judge"]), len(c["system"]), len(c["question"])
+        n_item, S_ = len(c["item"]), len(c["sentence"])
+        K = data.n_levels
         bm = zero_sum_basis(M)
         bh = zero_sum_basis(H)
         arrays = (
@@ -1108,8 +1140,7 @@ def length_contrast(dt: xr.DataTree, a: str = "coarse", b: str = "fine") -> xr.D
     """
     if dt.attrs.get("model") not in (OrdinalRaters.name, "length_effect"):
         raise ValueError(
-            "expected a fit of OrdinalRaters or LengthEffect, got model "
-            f"{dt.attrs.get('model')!r}"
+            f"expected a fit of OrdinalRaters or LengthEffect, got model {dt.attrs.get('model')!r}"
         )
     post = dt["posterior"].to_dataset()
     if "length_effect" not in post:
