@@ -328,6 +328,41 @@ class Density:
     var_dims: dict[str, tuple[str, ...]]
     coords: dict[str, Any]
     initial_point: Callable[[np.random.Generator], np.ndarray]
+    #: optional C callback ``int64(uint64 n, double* x, double* grad, double* logp, void*
+    #: data)`` (a numba ``cfunc``) computing the same density, and the buffer its ``data``
+    #: points to; nutpie then calls it from its threads without the GIL
+    c_logp: Any = None
+    c_data: np.ndarray | None = None
+
+
+def _nutpie_c_model(density: Density, seed: int) -> Any:
+    """A nutpie model calling ``density.c_logp`` directly (the unconstrained vector is
+    stored as ``__x``; :func:`run_density` expands the draws afterwards)."""
+    from nutpie.compile_pymc import CompiledPyMCModel
+
+    from raterstats.models._numba import copy_expand_cb
+
+    n = int(density.ndim)
+
+    def initial_point(s: int) -> np.ndarray:
+        return np.asarray(density.initial_point(np.random.default_rng([seed, int(s)])), float)
+
+    return CompiledPyMCModel(
+        compiled_logp_func=density.c_logp,
+        compiled_expand_func=copy_expand_cb,
+        initial_point_func=initial_point,
+        shared_data={},
+        shared_var_keys={},
+        user_data=density.c_data,
+        n_expanded=n,
+        shape_info=(["__x"], [slice(0, n)], [(n,)]),
+        logp_func=None,
+        expand_func=None,
+        _n_dim=n,
+        _shapes={"__x": (n,)},
+        _coords={"__x_dim": [str(i) for i in range(n)]},
+        dims={"__x": ("__x_dim",)},
+    )
 
 
 def run_density(
@@ -357,6 +392,45 @@ def run_density(
 
     seed = resolve_seed(random_seed)
     names = list(density.var_shapes)
+    sample_kw = dict(kwargs)
+    if target_accept is not None:
+        sample_kw["target_accept"] = target_accept
+    if density.c_logp is not None and density.c_data is not None:
+        t0 = time.perf_counter()
+        raw = nutpie.sample(
+            _nutpie_c_model(density, seed),
+            draws=int(draws),
+            tune=int(tune),
+            chains=int(chains),
+            cores=_n_cores(chains, cores),
+            seed=seed,
+            progress_bar=progress,
+            save_warmup=False,
+            **sample_kw,
+        )
+        assert isinstance(raw, xr.DataTree)
+        seconds = time.perf_counter() - t0
+        xs = np.asarray(raw["posterior"].to_dataset()["__x"].values)  # (chain, draw, ndim)
+        n_chain, n_draw = xs.shape[:2]
+        flat = xs.reshape(-1, xs.shape[-1])
+        expanded = [density.expand(v) for v in flat]
+        values = {
+            k: np.stack([np.asarray(e[k], float) for e in expanded]).reshape(
+                n_chain, n_draw, *density.var_shapes[k]
+            )
+            for k in names
+        }
+        rp = raw["posterior"].to_dataset()
+        post_ds = (
+            assemble_datatree(values, density.var_dims, density.coords)["posterior"]
+            .to_dataset()
+            .assign_coords(chain=rp["chain"].values, draw=rp["draw"].values)
+        )
+        out = xr.DataTree()
+        out["posterior"] = xr.DataTree(post_ds)
+        out["sample_stats"] = xr.DataTree(_clean_stats(raw["sample_stats"].to_dataset()))
+        out["posterior"].attrs.update({"sampling_time": seconds, "sampler": "nutpie"})
+        return out
 
     def make_logp_fn() -> Callable[..., tuple[float, np.ndarray]]:
         def logp(x: np.ndarray, **shared: Any) -> tuple[float, np.ndarray]:
@@ -385,9 +459,6 @@ def run_density(
         dims={n: tuple(density.var_dims[n]) for n in names},
         make_initial_point_fn=make_initial_point,
     )
-    sample_kw = dict(kwargs)
-    if target_accept is not None:
-        sample_kw["target_accept"] = target_accept
     t0 = time.perf_counter()
     dt = nutpie.sample(
         compiled,
@@ -402,11 +473,9 @@ def run_density(
     )
     assert isinstance(dt, xr.DataTree)
     out = _finish_nuts(dt, time.perf_counter() - t0, "nutpie")
-    post = out["posterior"].to_dataset()
-    post = post.assign_coords(
-        {k: np.asarray(v) for k, v in density.coords.items() if k in post.dims}
-    )
-    out["posterior"] = xr.DataTree(post)
+    pds = out["posterior"].to_dataset()
+    pds = pds.assign_coords({k: np.asarray(v) for k, v in density.coords.items() if k in pds.dims})
+    out["posterior"] = xr.DataTree(pds)
     return out
 
 

@@ -310,7 +310,13 @@ class DawidSkene(LatentClassModel):
         categories (the PyMC model is used then)."""
         if len({int(k) for k in data.n_categories}) > 1:
             return None
-        from raterstats.models._numba import dirichlet_const, ds_entry, pack
+        from raterstats.models._numba import (
+            callback_buffer,
+            dirichlet_const,
+            ds_entry,
+            ds_logp_cb,
+            pack,
+        )
 
         pooling = self._options["pooling"]
         R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
@@ -441,6 +447,8 @@ class DawidSkene(LatentClassModel):
             ndim=ndim,
             logp_grad=logp_grad,
             expand=expand,
+            c_logp=ds_logp_cb,
+            c_data=callback_buffer(ints, floats),
             var_shapes={k: tuple(np.shape(v)) for k, v in probe.items()},
             var_dims={k: dims[k] for k in probe},
             coords=coords,

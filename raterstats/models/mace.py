@@ -215,7 +215,13 @@ class MACE(LatentClassModel):
         of the default families."""
         if not self._fast_path_ok():
             return None
-        from raterstats.models._numba import dirichlet_const, mace_entry, pack
+        from raterstats.models._numba import (
+            callback_buffer,
+            dirichlet_const,
+            mace_entry,
+            mace_logp_cb,
+            pack,
+        )
 
         pri = self._priors
         R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
@@ -333,6 +339,8 @@ class MACE(LatentClassModel):
             ndim=ndim,
             logp_grad=logp_grad,
             expand=expand,
+            c_logp=mace_logp_cb,
+            c_data=callback_buffer(ints, floats),
             var_shapes={k: tuple(np.shape(v)) for k, v in probe.items()},
             var_dims={k: dims[k] for k in probe},
             coords=data.coords(),

@@ -287,3 +287,26 @@ def test_patterns_compress_a_full_panel():
     )
     d = prepare_latent_class(read_ratings(frame, scale=NominalScale(["x", "y"])))
     assert d.n_units == 200 and d.n_patterns <= 8
+
+
+@pytest.mark.parametrize("factory", [MACE, DawidSkene])
+def test_c_callback_equals_the_python_density(factory, small_archehr):
+    import ctypes
+
+    m = factory()
+    dens = m.density(m.prepare(small_archehr.ratings))
+    assert dens.c_logp is not None and dens.c_data is not None
+    x = np.random.default_rng(3).normal(0, 0.5, dens.ndim)
+    lp, g = dens.logp_grad(x)
+    out, logp = np.zeros(dens.ndim), np.zeros(1)
+    dp = ctypes.POINTER(ctypes.c_double)
+    rc = dens.c_logp.ctypes(
+        dens.ndim,
+        x.ctypes.data_as(dp),
+        out.ctypes.data_as(dp),
+        logp.ctypes.data_as(dp),
+        dens.c_data.ctypes.data_as(ctypes.c_void_p),
+    )
+    assert rc == 0
+    assert logp[0] == lp
+    np.testing.assert_array_equal(out, g)
