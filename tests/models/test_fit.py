@@ -253,3 +253,29 @@ def test_compare_by_loo(small_archehr):
     assert sorted(table.index) == ["mace", "one_coin"]
     with pytest.raises(ValueError, match="different data"):
         compare({"a": fits["mace"], "b": MACE().fit(small_archehr.ratings, method="em")})
+
+
+def test_rater_prior_pulls_that_raters_confusion(one_dim):
+    rater = one_dim.raters[0]
+    strong = (np.eye(3) * 0 + 1.0) * 200  # a rater known to rate at random
+    base = DawidSkene().fit(one_dim, method="em", random_seed=1)
+    pri = DawidSkene(rater_prior={rater: strong.tolist()}).fit(one_dim, method="em", random_seed=1)
+    diag = lambda dt: float(  # noqa: E731
+        np.diagonal(dt.posterior["confusion"].sel(rater=rater).isel(chain=0, draw=0, dimension=0,
+                    design=0).values).mean()
+    )  # fmt: skip
+    assert diag(pri) < 0.45 < diag(base)
+    with pytest.raises(ValueError, match="not in the data"):
+        DawidSkene(rater_prior={"nobody": strong.tolist()}).fit(one_dim, method="em")
+
+
+@pytest.mark.slow
+def test_numpyro_and_pymc_samplers_agree_with_nutpie(one_dim):
+    pytest.importorskip("numpyro")
+    m = DawidSkene(pooling="one_coin")
+    fits = {
+        s: m.fit(one_dim, sampler=s, random_seed=1, **FAST) for s in ("nutpie", "numpyro", "pymc")
+    }
+    means = {s: float(f.posterior["accuracy"].mean()) for s, f in fits.items()}
+    assert max(means.values()) - min(means.values()) < 0.02
+    assert fits["numpyro"].attrs["logp_backend"] == "pymc"
