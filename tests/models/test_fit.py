@@ -257,13 +257,14 @@ def test_compare_by_loo(small_archehr):
 
 def test_rater_prior_pulls_that_raters_confusion(one_dim):
     rater = one_dim.raters[0]
-    strong = (np.eye(3) * 0 + 1.0) * 200  # a rater known to rate at random
+    strong = np.full((3, 3), 200.0)  # earlier studies: this rater rates at random
     base = DawidSkene().fit(one_dim, method="em", random_seed=1)
     pri = DawidSkene(rater_prior={rater: strong.tolist()}).fit(one_dim, method="em", random_seed=1)
-    diag = lambda dt: float(  # noqa: E731
-        np.diagonal(dt.posterior["confusion"].sel(rater=rater).isel(chain=0, draw=0, dimension=0,
-                    design=0).values).mean()
-    )  # fmt: skip
+
+    def diag(dt: xr.DataTree) -> float:
+        conf = dt.posterior["confusion"].sel(rater=rater).isel(chain=0, draw=0)
+        return float(np.diagonal(conf.isel(dimension=0, design=0).values).mean())
+
     assert diag(pri) < 0.45 < diag(base)
     with pytest.raises(ValueError, match="not in the data"):
         DawidSkene(rater_prior={"nobody": strong.tolist()}).fit(one_dim, method="em")
