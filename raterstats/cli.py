@@ -61,6 +61,13 @@ def demo(
             help="Draws (and tuning steps) per chain of the ordinal rater model; 0 skips it.",
         ),
     ] = 500,
+    categorical_draws: Annotated[
+        int,
+        typer.Option(
+            "--categorical-draws",
+            help="Draws (and tuning steps) per chain of the MACE model; 0 skips it.",
+        ),
+    ] = 500,
     seed: Annotated[int, typer.Option("--seed", help="Random seed of every step.")] = 1,
 ) -> None:
     """Analyse the built-in clinical-QA study and write a report folder.
@@ -82,7 +89,13 @@ def demo(
             bar.update(task, description=msg)
             bar.console.log(msg)
 
-        result = run_demo(out, progress=progress, ordinal_draws=ordinal_draws, random_seed=seed)
+        result = run_demo(
+            out,
+            progress=progress,
+            ordinal_draws=ordinal_draws,
+            categorical_draws=categorical_draws,
+            random_seed=seed,
+        )
         bar.update(task, description="done")
     typer.echo(f"Report written to {result.report.resolve()}")
     typer.echo(f"({len(result.files)} files in {result.out.resolve()})")

@@ -15,7 +15,9 @@ runner = CliRunner()
 
 def test_demo_writes_the_report(tmp_path):
     out = tmp_path / "report"
-    res = runner.invoke(app, ["demo", "--out", str(out), "--ordinal-draws", "0"])
+    res = runner.invoke(
+        app, ["demo", "--out", str(out), "--ordinal-draws", "0", "--categorical-draws", "0"]
+    )
     assert res.exit_code == 0, res.output
     assert f"Report written to {(out / 'report.md').resolve()}" in res.output
     report = (out / "report.md").read_text()

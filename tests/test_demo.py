@@ -12,7 +12,13 @@ from raterstats.demo import DEMO_STATISTICS, run_demo, schemes
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    return run_demo(tmp_path_factory.mktemp("demo"), n_boot=200, random_seed=3, ordinal_draws=100)
+    return run_demo(
+        tmp_path_factory.mktemp("demo"),
+        n_boot=200,
+        random_seed=3,
+        ordinal_draws=100,
+        categorical_draws=100,
+    )
 
 
 def test_agreement_table_covers_every_scheme_dimension_and_statistic(demo):
@@ -42,7 +48,7 @@ def test_demo_randolph_kappa_equals_the_direct_computation(demo, scheme):
 
 
 def test_demo_is_reproducible(demo, tmp_path):
-    again = run_demo(tmp_path, n_boot=200, random_seed=3, ordinal_draws=0)
+    again = run_demo(tmp_path, n_boot=200, random_seed=3, ordinal_draws=0, categorical_draws=0)
     assert (again.out / "agreement.csv").read_text() == (demo.out / "agreement.csv").read_text()
 
 
@@ -61,3 +67,18 @@ def test_demo_has_the_ordinal_part(demo):
     assert ((fair["low"] <= fair["mean"]) & (fair["mean"] <= fair["high"])).all()
     raters = pl.read_csv(demo.out / "ordinal_rater_table.csv")
     assert raters.height == 7 * 3 * 2
+
+
+def test_demo_has_the_categorical_part(demo):
+    report = (demo.out / "report.md").read_text()
+    assert "## Categorical rater model (hierarchical MACE, 3-point ratings)" in report
+    assert "### Rater competence" in report and "### Label posteriors" in report
+    comp = pl.read_csv(demo.out / "mace_competence.csv")
+    assert comp.height == 7 * 3 * 2
+    assert (
+        (comp["competence_low"] <= comp["competence_mean"])
+        & (comp["competence_mean"] <= comp["competence_high"])
+    ).all()
+    labels = pl.read_csv(demo.out / "mace_label_posteriors.csv")
+    assert set(labels["label"].cast(pl.String).unique().to_list()) <= {"-1", "0", "1"}
+    assert labels.filter(pl.col("item").str.contains("::")).height == 1555 * 3
