@@ -18,6 +18,7 @@ Maps change a scale: :class:`Collapse` merges levels (5-point to 3-point Likert)
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -71,7 +72,7 @@ class Encoded:
     invalid: pl.Series
 
 
-class Scale:
+class Scale(ABC):
     """Base class of rating scales. Use :class:`OrdinalScale`, :class:`NominalScale` or
     :class:`IntervalScale`."""
 
@@ -93,17 +94,17 @@ class Scale:
         """Number of declared levels (0 for an interval scale)."""
         return len(self.levels)
 
+    @abstractmethod
     def expected(self) -> str:
         """Human description of what a valid rating looks like (used in error messages)."""
-        raise NotImplementedError  # pragma: no cover - abstract
 
+    @abstractmethod
     def encode(self, raw: pl.Series) -> Encoded:
         """Encode raw ratings (read as text or numbers) on this scale."""
-        raise NotImplementedError  # pragma: no cover - abstract
 
+    @abstractmethod
     def describe(self) -> dict[str, object]:
         """A JSON-serialisable description of the scale (stored in fit attributes)."""
-        raise NotImplementedError  # pragma: no cover - abstract
 
 
 @dataclass(frozen=True)
