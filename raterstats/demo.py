@@ -117,7 +117,8 @@ def _interval_frame(da: xr.DataArray, name: str, prob: float = 0.9) -> pl.DataFr
     return frame.with_columns(pl.lit(name).alias("quantity"))
 
 
-def _fmt_interval(frame: pl.DataFrame, digits: int = 2) -> pl.Expr:
+def _fmt_interval(digits: int = 2) -> pl.Expr:
+    """The text "mean [low, high]" of the columns made by :func:`_interval_frame`."""
     return pl.format(
         "{} [{}, {}]",
         pl.col("mean").round(digits),
@@ -245,14 +246,14 @@ def _ordinal_section(
     n_div = int(dt["sample_stats"]["diverging"].sum())
     fair = _interval_frame(system_scores(dt)["fair_average"], "fair average")
     fair_tab = (
-        fair.with_columns(_fmt_interval(fair).alias("value"))
+        fair.with_columns(_fmt_interval().alias("value"))
         .pivot(on="system", index=["dimension", "design"], values="value")
         .sort("dimension", "design")
     )
     write_csv(fair.drop("quantity"), "ordinal_fair_averages.csv")
     rel = _interval_frame(reliability(dt), "reliability")
     rel_tab = (
-        rel.with_columns(_fmt_interval(rel).alias("value"))
+        rel.with_columns(_fmt_interval().alias("value"))
         .pivot(on="design", index="dimension", values="value")
         .sort("dimension")
     )
@@ -279,7 +280,7 @@ def _ordinal_section(
     )
     write_csv(len_frame, "ordinal_length_effect.csv")
     len_tab = (
-        len_frame.with_columns(_fmt_interval(len_frame).alias("value"))
+        len_frame.with_columns(_fmt_interval().alias("value"))
         .pivot(on="design", index="dimension", values="value")
         .sort("dimension")
     )

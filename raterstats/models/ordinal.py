@@ -1288,11 +1288,9 @@ def rater_table(dt: xr.DataTree, *, ci_prob: float = 0.9, max_draws: int = 200) 
     for name in ("severity", "discrimination"):
         da = post[name].transpose("chain", "draw", *dims3)
         out[name] = da.mean(("chain", "draw"))
-        ci = azs.eti(da, prob=ci_prob)
-        out[f"{name}_low"] = ci.isel(ci_bound=0, drop=True) if "ci_bound" in ci.dims else ci[..., 0]
-        out[f"{name}_high"] = (
-            ci.isel(ci_bound=1, drop=True) if "ci_bound" in ci.dims else ci[..., 1]
-        )
+        ci = azs.eti(da, prob=ci_prob)  # dims (..., ci_bound)
+        out[f"{name}_low"] = ci.isel(ci_bound=0, drop=True)
+        out[f"{name}_high"] = ci.isel(ci_bound=1, drop=True)
     out["infit"] = (dims3, infit)
     out["outfit"] = (dims3, outfit)
     out["n_ratings"] = (dims3, count.reshape(nr, nd, ng).astype(np.int64))
