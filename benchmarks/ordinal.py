@@ -217,6 +217,8 @@ def write(results: list[dict[str, object]]) -> None:
         "`OrdinalRaters()` with default priors, logit link, length covariate",
         "- fit: NUTS (nutpie, compiled density), 4 chains on 2 cores; wall time in a fresh "
         "process including compilation (numba cache warm) and the log-likelihood",
+        f"- machine load: 1-minute load average {os.getloadavg()[0]:.1f} when the table was "
+        "written (2 cores: above 2 means other work competed for them)",
         "",
         "| adaptation | draws / tune | wall (s) | sampling (s) | divergences | tree depth | "
         "max R-hat | min bulk ESS | min tail ESS | params | severity r | log-disc. r | "
@@ -246,7 +248,9 @@ def write(results: list[dict[str, object]]) -> None:
     assert isinstance(rel, dict) and isinstance(tr, dict)
     for k in rel:
         lines.append(f"| {k} | {rel[k]} | {tr[k]} |")
-    lines += ["", f"P(fine > coarse): {last['p_fine_more_reliable']}", ""]
+    pf = last["p_fine_more_reliable"]
+    assert isinstance(pf, dict)
+    lines += ["", "P(fine > coarse): " + ", ".join(f"{k} {v:.3f}" for k, v in pf.items()), ""]
     import json
 
     ref_path = HERE.parent / "models" / "ordinal" / "reference.json"
