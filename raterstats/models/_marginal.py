@@ -585,17 +585,44 @@ class LatentClassModel(Model):
         per = max(1, self._CHUNK // max(1, data.p_code.size * data.K))
         return [slice(i, min(i + per, n_draws)) for i in range(0, n_draws, per)]
 
+    def draw_tables(
+        self, params: dict[str, np.ndarray], data: LatentClassData, lay: dict[str, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """``T (S, E, K)``: log P(rated category | true class) of every (parameter cell,
+        rated category) pair of ``lay`` (:func:`table_layout`) for S draws, and the log class
+        prior ``(S, D, K)``; None to use the per-rating path (:meth:`rating_log_prob`)."""
+        return None
+
+    def table_rows(self, data: LatentClassData) -> np.ndarray:
+        """The parameter cell of every pattern rating (rows of :meth:`draw_tables`)."""
+        return data.p_cell
+
     def draws_summary(
         self, posterior: xr.Dataset, data: LatentClassData, *, loglik: bool = True
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Label posterior per pattern ``(P, K)`` averaged over draws, and the per-pattern
         log-likelihood per draw ``(S, P)`` (None when ``loglik`` is False)."""
+        from raterstats.models._numba import pattern_posterior_draws
+
         params = self.params_from_posterior(posterior)
         n = next(iter(params.values())).shape[0]
         prob = np.zeros((data.n_patterns, data.K))
         ll = np.empty((n, data.n_patterns)) if loglik else None
+        lay = table_layout(data, self.table_rows(data))
         for sl in self._chunks(n, data):
-            joint = self.pattern_log_joint({k: v[sl] for k, v in params.items()}, data)
+            sub = {k: v[sl] for k, v in params.items()}
+            tables = self.draw_tables(sub, data, lay)
+            if tables is not None:
+                T, log_prior = tables
+                out = ll[sl] if ll is not None else np.empty((0, 0))
+                pattern_posterior_draws(
+                    np.ascontiguousarray(T), np.ascontiguousarray(log_prior), lay["p_e"],
+                    lay["p_start"], lay["pattern_dim"], lay["mask"], prob, out, ll is not None,
+                )  # fmt: skip
+                if ll is not None:
+                    ll[sl] = out
+                continue
+            joint = self.pattern_log_joint(sub, data)
             lse = logsumexp_np(joint, axis=-1)
             with np.errstate(invalid="ignore"):
                 prob += np.exp(joint - lse[..., None]).sum(axis=0)

@@ -174,6 +174,7 @@ def mace_logp_grad(
     x: np.ndarray,
     hier: bool,
     has_v: bool,
+    centred: bool,
     R: int,
     D: int,
     G: int,
@@ -200,8 +201,9 @@ def mace_logp_grad(
     """Log density and gradient of MACE (flat or hierarchical) at unconstrained ``x``.
 
     Layout of ``x``: flat ``[logit theta (C)]``; hierarchical ``[beta (D*G), log sigma_u,
-    z_u (R), (log sigma_v, z_v (C))]``; then spam simplex rows (rater-major, ``K_d - 1``
-    each), then prevalence rows (``K_d - 1`` each).
+    z_u (R), (log sigma_v, z_v (C))]`` (non-centred; ``centred``: ``u`` and ``v`` themselves
+    in place of ``z_u``, ``z_v``); then spam simplex rows (rater-major, ``K_d - 1`` each),
+    then prevalence rows (``K_d - 1`` each).
     """
     C = R * D * G
     for i in range(grad.size):
@@ -221,24 +223,33 @@ def mace_logp_grad(
         s_u = math.exp(y_u)
         lp += math.log(2.0) - _LOG_SQRT_2PI - math.log(sd_u) - 0.5 * (s_u / sd_u) ** 2 + y_u
         pos += 1
+        f_u = 1.0 if centred else s_u
         for j in range(R):
             zu = x[pos + j]
-            lp += -0.5 * zu * zu - _LOG_SQRT_2PI
+            if centred:
+                lp += -0.5 * (zu / s_u) ** 2 - y_u - _LOG_SQRT_2PI
+            else:
+                lp += -0.5 * zu * zu - _LOG_SQRT_2PI
             for dg in range(D * G):
-                eta[j * D * G + dg] += s_u * zu
+                eta[j * D * G + dg] += f_u * zu
         pos_u = pos
         pos += R
         pos_v = pos
         s_v = 0.0
+        f_v = 0.0
         if has_v:
             y_v = x[pos]
             s_v = math.exp(y_v)
+            f_v = 1.0 if centred else s_v
             lp += math.log(2.0) - _LOG_SQRT_2PI - math.log(sd_v) - 0.5 * (s_v / sd_v) ** 2 + y_v
             pos += 1
             for c in range(C):
                 zv = x[pos + c]
-                lp += -0.5 * zv * zv - _LOG_SQRT_2PI
-                eta[c] += s_v * zv
+                if centred:
+                    lp += -0.5 * (zv / s_v) ** 2 - y_v - _LOG_SQRT_2PI
+                else:
+                    lp += -0.5 * zv * zv - _LOG_SQRT_2PI
+                eta[c] += f_v * zv
             pos += C
     else:
         for c in range(C):
@@ -249,6 +260,8 @@ def mace_logp_grad(
         pos_v = 0
         s_u = 0.0
         s_v = 0.0
+        f_u = 0.0
+        f_v = 0.0
     # spam rows (R*D) and prevalence rows (D)
     n_rows = np.empty(R * D, dtype=np.int64)
     for j in range(R):
@@ -318,11 +331,13 @@ def mace_logp_grad(
             j = c // (D * G)
             dg = c % (D * G)
             grad[dg] += deta
-            grad[pos_u + j] += s_u * deta
-            grad[D * G] += s_u * x[pos_u + j] * deta
+            grad[pos_u + j] += f_u * deta
+            if not centred:
+                grad[D * G] += s_u * x[pos_u + j] * deta
             if has_v:
-                grad[pos_v + 1 + c] += s_v * deta
-                grad[pos_v] += s_v * x[pos_v + 1 + c] * deta
+                grad[pos_v + 1 + c] += f_v * deta
+                if not centred:
+                    grad[pos_v] += s_v * x[pos_v + 1 + c] * deta
         else:
             grad[c] += deta + beta_a * (1.0 - th) - beta_b * th
     if hier:
@@ -330,11 +345,21 @@ def mace_logp_grad(
             grad[dg] += -(x[dg] - mean_mu[dg]) / mean_sd[dg] ** 2
         grad[D * G] += -((s_u / sd_u) ** 2) + 1.0
         for j in range(R):
-            grad[pos_u + j] += -x[pos_u + j]
+            zu = x[pos_u + j]
+            if centred:
+                grad[pos_u + j] += -zu / s_u**2
+                grad[D * G] += (zu / s_u) ** 2 - 1.0
+            else:
+                grad[pos_u + j] += -zu
         if has_v:
             grad[pos_v] += -((s_v / sd_v) ** 2) + 1.0
             for c in range(C):
-                grad[pos_v + 1 + c] += -x[pos_v + 1 + c]
+                zv = x[pos_v + 1 + c]
+                if centred:
+                    grad[pos_v + 1 + c] += -zv / s_v**2
+                    grad[pos_v] += (zv / s_v) ** 2 - 1.0
+                else:
+                    grad[pos_v + 1 + c] += -zv
     dirichlet_rows_grad(off_spam, n_rows, spam_conc, XI, G_logxi, grad)
     dirichlet_rows_grad(off_prev, n_cat, prev_conc, PI, GP, grad)
     return lp
@@ -572,7 +597,7 @@ def _seg(arr: np.ndarray, i: int) -> np.ndarray:
 def mace_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.ndarray) -> float:
     """:func:`mace_logp_grad` with packed data (see :func:`mace_pack`)."""
     h = _seg(ints, 0)
-    hier, has_v, R, D, G, K = h[0] == 1, h[1] == 1, h[2], h[3], h[4], h[5]
+    hier, has_v, R, D, G, K, centred = h[0] == 1, h[1] == 1, h[2], h[3], h[4], h[5], h[6] == 1
     n_cat = _seg(ints, 1)
     e_cell = _seg(ints, 2)
     e_code = _seg(ints, 3)
@@ -587,7 +612,7 @@ def mace_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.nda
     spam_conc = _seg(floats, 4).reshape((R * D, K))
     prev_conc = _seg(floats, 5).reshape((D, K))
     return mace_logp_grad(
-        x, hier, has_v, R, D, G, K, n_cat, e_cell, e_code, p_e, p_start, pattern_dim,
+        x, hier, has_v, centred, R, D, G, K, n_cat, e_cell, e_code, p_e, p_start, pattern_dim,
         pattern_w, mask, sc[0], sc[1], mean_mu, mean_sd, sc[2], sc[3], spam_conc, prev_conc,
         sc[4], grad,
     )  # fmt: skip
@@ -760,3 +785,51 @@ def copy_expand_cb(dim, expanded, x_, out_, user_data):
     for i in range(dim):
         out[i] = x[i]
     return 0
+
+
+@njit(cache=True, nogil=True)
+def pattern_posterior_draws(
+    T: np.ndarray,
+    log_prior: np.ndarray,
+    p_e: np.ndarray,
+    p_start: np.ndarray,
+    pattern_dim: np.ndarray,
+    mask: np.ndarray,
+    prob_sum: np.ndarray,
+    loglik: np.ndarray,
+    store_loglik: bool,
+) -> None:
+    """For every draw ``s`` (``T (S, E, K)``, ``log_prior (S, D, K)``): add the class
+    posterior of each pattern to ``prob_sum (P, K)`` and, when ``store_loglik``, write each
+    pattern's log marginal likelihood to ``loglik (S, P)``."""
+    S = T.shape[0]
+    P = pattern_dim.size
+    K = T.shape[2]
+    v = np.empty(K)
+    for s in range(S):
+        for p in range(P):
+            d = pattern_dim[p]
+            for t in range(K):
+                v[t] = log_prior[s, d, t]
+            for r in range(p_start[p], p_start[p + 1]):
+                e = p_e[r]
+                for t in range(K):
+                    v[t] += T[s, e, t]
+            m = -np.inf
+            for t in range(K):
+                if mask[p, t] and v[t] > m:
+                    m = v[t]
+            acc = 0.0
+            for t in range(K):
+                if mask[p, t] and m > -np.inf:
+                    v[t] = math.exp(v[t] - m)
+                    acc += v[t]
+                else:
+                    v[t] = 0.0
+            if acc > 0.0:
+                for t in range(K):
+                    prob_sum[p, t] += v[t] / acc
+                if store_loglik:
+                    loglik[s, p] = m + math.log(acc)
+            elif store_loglik:
+                loglik[s, p] = -np.inf

@@ -471,6 +471,20 @@ class DawidSkene(LatentClassModel):
         with np.errstate(divide="ignore"):
             return np.log(conf[:, data.p_cell, :, data.p_code]).transpose(1, 0, 2)
 
+    def table_rows(self, data: LatentClassData) -> np.ndarray:
+        return self._cells(data)[1]
+
+    def draw_tables(
+        self, params: dict[str, np.ndarray], data: LatentClassData, lay: dict[str, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        conf = params["confusion"]
+        S, K = conf.shape[0], data.K
+        flat = conf.reshape(S, -1, K, K)  # rows as in table_rows (pooled: dimension x design)
+        with np.errstate(divide="ignore"):
+            T = np.log(flat[:, lay["e_row"], :, lay["e_code"]]).transpose(1, 0, 2)
+            log_prior = np.log(params["prevalence"])
+        return T, log_prior
+
     def simulate_ratings(
         self,
         params: dict[str, np.ndarray],

@@ -10,7 +10,8 @@ so ``P(A = a | T = t) = theta 1[a = t] + (1 - theta) xi[a]``. Flat MACE puts
 ``theta_jdg ~ Beta(0.5, 0.5)``. Hierarchical MACE (the default when the data have several
 dimensions or designs) puts ``logit theta_jdg = beta_dg + u_j + v_jdg`` with cell means
 ``beta_dg`` (equivalently ``mu + alpha_d + gamma_g + (alpha gamma)_dg``, reported as
-Deterministics), ``u_j ~ N(0, sigma_u)``, ``v_jdg ~ N(0, sigma_v)``, non-centred. The true
+Deterministics), ``u_j ~ N(0, sigma_u)``, ``v_jdg ~ N(0, sigma_v)``, non-centred (centred
+when every rater cell holds many ratings, see ``centred``). The true
 labels are marginalised (log-sum-exp) for NUTS and recovered draw by draw afterwards.
 See ``models/mace/card.md`` for priors, identifiability and references.
 """
@@ -50,9 +51,14 @@ class MACE(LatentClassModel):
     Parameters
     ----------
     hierarchical : bool, optional
-        Partially pooled competence per rater x dimension x design (logit-normal, non-centred).
+        Partially pooled competence per rater x dimension x design (logit-normal).
         Default (None): hierarchical when the data have several dimensions or designs, flat
         otherwise.
+    centred : bool, optional
+        Sample the rater and cell effects centred (``u ~ N(0, sigma_u)``) or non-centred
+        (``u = sigma_u z``, ``z ~ N(0, 1)``). Default (None): non-centred unless the median
+        rater x dimension x design cell has at least 20 ratings (then the data identify
+        each effect and the centred form has the better geometry).
     repeats : {"include", "exclude"}
         Use repeated ratings of a unit by the same rater as further observations (default) or
         only first ratings.
@@ -89,6 +95,7 @@ class MACE(LatentClassModel):
     }
     default_options: ClassVar[dict[str, Any]] = {
         "hierarchical": None,
+        "centred": None,
         "repeats": "include",
         "use_gold": True,
     }
@@ -99,6 +106,9 @@ class MACE(LatentClassModel):
         h = self._options["hierarchical"]
         if h is not None and not isinstance(h, bool):
             raise ValueError("hierarchical must be True, False or None")
+        c = self._options["centred"]
+        if c is not None and not isinstance(c, bool):
+            raise ValueError("centred must be True, False or None")
         for key, dist in (
             ("competence", "Beta"),
             ("spam", "Dirichlet"),
@@ -107,6 +117,17 @@ class MACE(LatentClassModel):
         ):
             if self._priors[key].dist != dist:
                 raise ValueError(f"prior {key!r} must be a {dist} (got {self._priors[key].dist})")
+
+    def is_centred(self, data: LatentClassData) -> bool:
+        """Whether the rater and cell effects are sampled centred (``centred`` or the
+        default: centred when the median rater x dimension x design cell holds at least 20
+        ratings, where the data pin each effect down and the non-centred form would make a
+        funnel for NUTS; non-centred otherwise)."""
+        c = self._options["centred"]
+        if c is not None:
+            return bool(c)
+        n = np.bincount(data.cell, minlength=data.n_cells)
+        return bool(np.median(n[n > 0]) >= 20)
 
     def is_hierarchical(self, data: LatentClassData) -> bool:
         """Whether competence is pooled for these data (``hierarchical`` or the default)."""
@@ -135,14 +156,22 @@ class MACE(LatentClassModel):
                     sigma=mp.param("sigma", 1.0),
                     dims=("dimension", "design"),
                 )
+                centred = self.is_centred(data)
+                cells = ("rater", "dimension", "design")
                 sigma_u = self._priors["rater_sd"].create("rater_sd")
-                z_u = pm.Normal("rater_z", 0.0, 1.0, dims="rater")
-                u = pm.Deterministic("rater_effect", sigma_u * z_u, dims="rater")
+                if centred:
+                    u = pm.Normal("rater_effect", 0.0, sigma_u, dims="rater")
+                else:
+                    z_u = pm.Normal("rater_z", 0.0, 1.0, dims="rater")
+                    u = pm.Deterministic("rater_effect", sigma_u * z_u, dims="rater")
                 eta = beta[None, :, :] + u[:, None, None]
                 if D * G > 1:
                     sigma_v = self._priors["cell_sd"].create("cell_sd")
-                    z_v = pm.Normal("cell_z", 0.0, 1.0, dims=("rater", "dimension", "design"))
-                    eta = eta + sigma_v * z_v
+                    if centred:
+                        eta = eta + pm.Normal("cell_effect", 0.0, sigma_v, dims=cells)
+                    else:
+                        z_v = pm.Normal("cell_z", 0.0, 1.0, dims=cells)
+                        eta = eta + sigma_v * z_v
                 theta = pm.Deterministic(
                     "competence", pm.math.sigmoid(eta), dims=("rater", "dimension", "design")
                 )
@@ -185,11 +214,12 @@ class MACE(LatentClassModel):
         comp = np.clip(st["agreement"], 0.3, 0.95).reshape(R, D, G)
         init: dict[str, np.ndarray] = {}
         if self.is_hierarchical(data):
+            cen = self.is_centred(data)
             init["competence_cell_mean"] = logit(comp.mean(axis=0))
-            init["rater_z"] = np.zeros(R)
+            init["rater_effect" if cen else "rater_z"] = np.zeros(R)
             init["rater_sd"] = np.array(0.5)
             if D * G > 1:
-                init["cell_z"] = np.zeros((R, D, G))
+                init["cell_effect" if cen else "cell_z"] = np.zeros((R, D, G))
                 init["cell_sd"] = np.array(0.3)
         else:
             init["competence"] = comp
@@ -228,6 +258,7 @@ class MACE(LatentClassModel):
         C = R * D * G
         hier = self.is_hierarchical(data)
         has_v = hier and D * G > 1
+        centred = hier and self.is_centred(data)
         lay = table_layout(data, data.p_cell)
         n_cat = data.n_categories.astype(np.int64)
         rows = np.tile(n_cat, R)
@@ -242,7 +273,7 @@ class MACE(LatentClassModel):
         ndim = n_head + n_spam + n_prev
         ints = pack(
             [
-                np.array([int(hier), int(has_v), R, D, G, K]),
+                np.array([int(hier), int(has_v), R, D, G, K, int(centred)]),
                 n_cat,
                 lay["e_row"],
                 lay["e_code"],
@@ -289,17 +320,19 @@ class MACE(LatentClassModel):
                 beta = x[: D * G].reshape(D, G)
                 s_u = np.exp(x[D * G])
                 z_u = x[D * G + 1 : D * G + 1 + R]
-                eta = beta[None] + (s_u * z_u)[:, None, None]
+                u = z_u if centred else s_u * z_u
+                eta = beta[None] + u[:, None, None]
                 out["competence_cell_mean"] = beta
                 out["rater_sd"] = np.asarray(s_u)
-                out["rater_z"] = z_u
-                out["rater_effect"] = s_u * z_u
+                if not centred:
+                    out["rater_z"] = z_u
+                out["rater_effect"] = u
                 if has_v:
                     s_v = np.exp(x[D * G + 1 + R])
                     z_v = x[D * G + 2 + R : n_head].reshape(R, D, G)
-                    eta = eta + s_v * z_v
+                    eta = eta + (z_v if centred else s_v * z_v)
                     out["cell_sd"] = np.asarray(s_v)
-                    out["cell_z"] = z_v
+                    out["cell_effect" if centred else "cell_z"] = z_v
                 out.update(_decomposition(beta))
             else:
                 eta = x[:C].reshape(R, D, G)
@@ -333,6 +366,7 @@ class MACE(LatentClassModel):
             "rater_z": ("rater",),
             "cell_sd": (),
             "cell_z": ("rater", "dimension", "design"),
+            "cell_effect": ("rater", "dimension", "design"),
         }
         probe = expand(initial_point(np.random.default_rng(0)))
         return Density(
@@ -361,6 +395,24 @@ class MACE(LatentClassModel):
         out = np.repeat(base[..., None], K, axis=-1)
         out[:, np.arange(data.p_code.size), data.p_code] = match
         return out
+
+    def draw_tables(
+        self, params: dict[str, np.ndarray], data: LatentClassData, lay: dict[str, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        comp, spam = params["competence"], params["spam"]
+        S = comp.shape[0]
+        R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
+        e_cell, e_code = lay["e_row"], lay["e_code"]
+        e_rd = (e_cell // (D * G)) * D + (e_cell // G) % D
+        th = comp.reshape(S, -1)[:, e_cell]
+        xi = spam.reshape(S, R * D, K)[:, e_rd, e_code]
+        with np.errstate(divide="ignore"):
+            base = np.log1p(-th) + np.log(xi)
+            match = np.log(th + (1.0 - th) * xi)
+            log_prior = np.log(params["prevalence"])
+        T = np.repeat(base[..., None], K, axis=-1)
+        T[:, np.arange(e_cell.size), e_code] = match
+        return T, log_prior
 
     def simulate_ratings(
         self,
