@@ -22,7 +22,13 @@ import xarray as xr
 
 from raterstats.models._ordinal_numba import zero_sum_basis
 from raterstats.models.base import Model, ModelInputError, Prior
-from raterstats.models.ordinal import OrdinalData, _interval_logp, _log_cdf, prepare_ordinal
+from raterstats.models.ordinal import (
+    OrdinalData,
+    _interval_logp,
+    ordered_cutpoints,
+    prepare_ordinal,
+    ratings_potential,
+)
 from raterstats.ratings import Ratings
 
 
@@ -108,41 +114,14 @@ class LengthEffect(Model):
                 float(bp.param("sigma", 1.0)),
                 dims=("dimension", "design"),
             )
-            cp = p["cutpoints"]
-            cuts = pm.Normal(
-                "cutpoints",
-                mu=float(cp.param("mu", 0.0)),
-                sigma=float(cp.param("sigma", 3.0)),
-                transform=pm.distributions.transforms.ordered,
-                dims=("dimension", "design", "cut"),
-                initval=data.initial_cuts,
-            )
+            cuts = ordered_cutpoints(p["cutpoints"], data)
             lp = (
                 eta.reshape((-1,))[data.obs_item * nd + data.obs_dim]
                 + beta.reshape((-1,))[data.obs_dim * ng + data.obs_design]
                 * data.z_length[data.obs_item]
                 - sev.reshape((-1,))[data.obs_rater * nd + data.obs_dim]
             )
-            k = data.n_levels
-            link = self._options["link"]
-            flat = cuts.reshape((-1,))
-            base = (data.obs_dim * ng + data.obs_design) * (k - 1)
-            nb = int(np.sum(data.y == 0))
-            nt = int(np.sum(data.y == k - 1))
-            bottom, top, mid = slice(0, nb), slice(nb, nb + nt), slice(nb + nt, data.n_obs)
-            terms = []
-            if nb:
-                terms.append(_log_cdf(flat[base[bottom]] - lp[bottom], link).sum())
-            if nt:
-                terms.append(_log_cdf(lp[top] - flat[base[top] + k - 2], link).sum())
-            if data.n_obs > nb + nt:
-                y = data.y[mid]
-                terms.append(
-                    _interval_logp(
-                        flat[base[mid] + y - 1] - lp[mid], flat[base[mid] + y] - lp[mid], link, pt
-                    ).sum()
-                )
-            pm.Potential("ratings_loglik", pt.add(*terms) if len(terms) > 1 else terms[0])
+            ratings_potential(lp, cuts, data, self._options["link"])
         return model
 
     def data_groups(self, data: OrdinalData, model: pm.Model | None) -> dict[str, xr.Dataset]:

@@ -268,6 +268,47 @@ def _log_cdf(x: Any, link: str) -> Any:
     return normal_lcdf(0.0, 1.0, x)
 
 
+def ordered_cutpoints(prior: Prior, data: OrdinalData) -> Any:
+    """Cut-points ``c[dimension, design, cut]``, ordered within each dimension x design,
+    normal prior, started at the empirical cumulative logits (in the current pm.Model)."""
+    return pm.Normal(
+        "cutpoints",
+        mu=float(prior.param("mu", 0.0)),
+        sigma=float(prior.param("sigma", 3.0)),
+        transform=pm.distributions.transforms.ordered,
+        dims=("dimension", "design", "cut"),
+        initval=data.initial_cuts,
+    )
+
+
+def ratings_potential(lp: Any, cuts: Any, data: OrdinalData, link: str) -> None:
+    """Add the ratings' cumulative-link log-likelihood to the current pm.Model.
+
+    Ratings in the lowest or highest level need one tail probability, the others an
+    interval: computing them apart saves most transcendental calls (ratings of generated
+    text pile up in the top level). :func:`prepare_ordinal` sorted the ratings into these
+    three contiguous blocks.
+    """
+    ng = len(data.coords["design"])
+    k = data.n_levels
+    flat = cuts.reshape((-1,))
+    base = (data.obs_dim * ng + data.obs_design) * (k - 1)
+    nb = int(np.sum(data.y == 0))
+    nt = int(np.sum(data.y == k - 1))
+    bottom, top, mid = slice(0, nb), slice(nb, nb + nt), slice(nb + nt, data.n_obs)
+    terms = []
+    if nb:
+        terms.append(_log_cdf(flat[base[bottom]] - lp[bottom], link).sum())
+    if nt:
+        terms.append(_log_cdf(lp[top] - flat[base[top] + k - 2], link).sum())
+    if data.n_obs > nb + nt:
+        y = data.y[mid]
+        hi = flat[base[mid] + y] - lp[mid]
+        lo = flat[base[mid] + y - 1] - lp[mid]
+        terms.append(_interval_logp(lo, hi, link, pt).sum())
+    pm.Potential("ratings_loglik", pt.add(*terms) if len(terms) > 1 else terms[0])
+
+
 # ---------------------------------------------------------------------------- model
 
 
@@ -456,16 +497,7 @@ class OrdinalRaters(Model):
             "discrimination", pt.exp(log_lam), dims=("rater", "dimension", "design")
         )
         delta = pm.Deterministic("severity", sev, dims=("rater", "dimension", "design"))
-        # cut-points, ordered within dimension x design
-        cp = p["cutpoints"]
-        cuts = pm.Normal(
-            "cutpoints",
-            mu=float(cp.param("mu", 0.0)),
-            sigma=float(cp.param("sigma", 3.0)),
-            transform=pm.distributions.transforms.ordered,
-            dims=("dimension", "design", "cut"),
-            initval=data.initial_cuts,
-        )
+        cuts = ordered_cutpoints(p["cutpoints"], data)
         # linear predictor per rating (flat gathers)
         cell = (data.obs_rater * nd + data.obs_dim) * ng + data.obs_design
         lat = eta.reshape((-1,))[data.obs_item * nd + data.obs_dim]
@@ -480,28 +512,7 @@ class OrdinalRaters(Model):
         link = self._options["link"]
         with pm.Model(coords=coords) as model:
             lp, cuts = self._linear_predictor(data)
-            ng = len(data.coords["design"])
-            k = data.n_levels
-            flat_cuts = cuts.reshape((-1,))
-            base = (data.obs_dim * ng + data.obs_design) * (k - 1)
-            # Ratings in the lowest or highest level need one tail probability, the others
-            # an interval: computing them apart saves most transcendental calls (ratings of
-            # generated text pile up in the top level).
-            # (prepare_ordinal sorted the ratings into these three contiguous blocks)
-            terms = []
-            nb = int(np.sum(data.y == 0))
-            nt = int(np.sum(data.y == k - 1))
-            bottom, top, mid = slice(0, nb), slice(nb, nb + nt), slice(nb + nt, data.n_obs)
-            if nb:
-                terms.append(_log_cdf(flat_cuts[base[bottom]] - lp[bottom], link).sum())
-            if nt:
-                terms.append(_log_cdf(lp[top] - flat_cuts[base[top] + k - 2], link).sum())
-            if data.n_obs > nb + nt:
-                y = data.y[mid]
-                hi = flat_cuts[base[mid] + y] - lp[mid]
-                lo = flat_cuts[base[mid] + y - 1] - lp[mid]
-                terms.append(_interval_logp(lo, hi, link, pt).sum())
-            pm.Potential("ratings_loglik", pt.add(*terms) if len(terms) > 1 else terms[0])
+            ratings_potential(lp, cuts, data, link)
         return model
 
     def initial_values(self, data: OrdinalData) -> dict[str, np.ndarray] | None:
