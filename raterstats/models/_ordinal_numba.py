@@ -13,7 +13,9 @@ basis), log sigma_question (D), question z (Q x D), log sigma_residual (D), resi
 (I x D), log sigma_sentence (D), sentence z (S x D), log-discrimination design means
 (D x (G-1)), log sigma_discrimination_rater, log sigma_discrimination_cell, discrimination
 rater z (H-1, zero-sum basis), cell z (D x G x (H-1)), log sigma_severity_rater,
-log sigma_severity_cell, severity rater z (H-1, zero-sum basis), cell z (D x G x (H-1)),
+log sigma_severity_cell, severity rater z (H-1, zero-sum basis), cell z (D x G x (H-1))
+(these four rater / cell blocks hold standard normals scaled by their sigma or, centred
+when ``sizes[15]`` is 1, the basis coordinates themselves with a N(0, sigma) prior),
 length effect (D x G), log sigma_length_rater, length rater z (H x D x G), judge
 log-discrimination, severity and length effect (J x D x G each), cut-points
 (D x G x (K-1), PyMC's ordered transform).
@@ -221,10 +223,29 @@ def ordinal_logp_grad(
     total += lpd
     lpd, sb = _halfnormal_log(x, off[13], prior[9], grad)
     total += lpd
-    for blk in (10, 11, 14, 15):
+    # rater / cell deviations in the zero-sum basis: non-centred (x = z, deviation = s * B z)
+    # or centred (x ~ N(0, s), deviation = B x; the better geometry when every rater cell
+    # holds many ratings)
+    cen = sz[15]
+    scales = np.array([su, sv, sa, sb])
+    log_at = np.array([off[8], off[9], off[12], off[13]])
+    blocks = np.array([10, 11, 14, 15])
+    for q in range(4):
+        blk = blocks[q]
+        s_q = scales[q]
         for t in range(off[blk], off[blk + 1]):
-            total += -0.5 * x[t] * x[t]
-            grad[t] -= x[t]
+            if cen:
+                z = x[t] / s_q
+                total += -0.5 * z * z - math.log(s_q)
+                grad[t] -= z / s_q
+                grad[log_at[q]] += z * z - 1.0
+            else:
+                total += -0.5 * x[t] * x[t]
+                grad[t] -= x[t]
+    mu_ = 1.0 if cen else su
+    mv = 1.0 if cen else sv
+    ma = 1.0 if cen else sa
+    mb = 1.0 if cen else sb
     sl = 0.0
     if use_len and lbr:
         lpd, sl = _halfnormal_log(x, off[17], prior[12], grad)
@@ -271,8 +292,8 @@ def ordinal_logp_grad(
         for d in range(D):
             for g in range(G):
                 cell = (j * D + d) * G + g
-                lam[j, d, g] = math.exp(lm[d, g] + su * uu[j] + sv * vv[d, g, j])
-                sev[j, d, g] = sa * a[j] + sb * b[d, g, j]
+                lam[j, d, g] = math.exp(lm[d, g] + mu_ * uu[j] + mv * vv[d, g, j])
+                sev[j, d, g] = ma * a[j] + mb * b[d, g, j]
                 if use_len:
                     bet[j, d, g] = x[off[16] + d * G + g]
                     if lbr:
@@ -452,22 +473,23 @@ def ordinal_logp_grad(
                     c = g if g < ref else g - 1
                     grad[off[7] + d * (G - 1) + c] += dll
                 dsu += dll * uu[j]
-                du[j] += dll * su
+                du[j] += dll * mu_
                 dsv += dll * vv[d, g, j]
-                dv[d, g, j] += dll * sv
+                dv[d, g, j] += dll * mv
                 ds_ = dsev[j, d, g]
                 dsa += ds_ * a[j]
-                da[j] += ds_ * sa
+                da[j] += ds_ * ma
                 dsb += ds_ * b[d, g, j]
                 if use_len:
                     grad[off[16] + d * G + g] += dbet[j, d, g]
                     if lbr:
                         dsl += dbet[j, d, g] * x[off[18] + cell]
                         grad[off[18] + cell] += dbet[j, d, g] * sl
-    grad[off[8]] += dsu * su
-    grad[off[9]] += dsv * sv
-    grad[off[12]] += dsa * sa
-    grad[off[13]] += dsb * sb
+    if not cen:  # the scales enter the likelihood only in the non-centred form
+        grad[off[8]] += dsu * su
+        grad[off[9]] += dsv * sv
+        grad[off[12]] += dsa * sa
+        grad[off[13]] += dsb * sb
     if use_len and lbr:
         grad[off[17]] += dsl * sl
     for k in range(H - 1):
@@ -493,7 +515,7 @@ def ordinal_logp_grad(
                 acc = 0.0
                 for j in range(H):
                     acc += basis_h[j, k] * dsev[j, d, g]
-                grad[base + k] += acc * sb
+                grad[base + k] += acc * mb
     # judges
     for jj in range(J):
         for d in range(D):

@@ -326,7 +326,9 @@ class OrdinalRaters(Model):
     ``m_d,ref = 0`` for the reference design (the first design with whole-answer ratings):
     the cut-points carry the location, the reference design's panel the latent scale. Raters whose
     ``rater_kind`` is not ``"human"`` (an LLM judge) get their own unpooled parameters,
-    including their own length effect, reported apart. All latent effects are non-centred.
+    including their own length effect, reported apart. Latent answer, question and sentence
+    effects are non-centred; the human raters' deviations are centred when the data hold
+    many ratings per rater cell (see ``centred``).
 
     Parameters
     ----------
@@ -341,6 +343,10 @@ class OrdinalRaters(Model):
     pointwise : {"answer", "rating"}
         Store the log-likelihood per answer x design (summed over its ratings; the unit of
         LOO between designs) or per rating.
+    centred : bool, optional
+        Sample the human raters' deviations centred (``a_j ~ N(0, sigma)``) or non-centred
+        (``a_j = sigma z_j``). Default (None): centred when the median human rater x
+        dimension x design cell holds at least 20 ratings (see :meth:`is_centred`).
 
     Examples
     --------
@@ -375,6 +381,7 @@ class OrdinalRaters(Model):
         "length": "auto",
         "length_by_rater": False,
         "pointwise": "answer",
+        "centred": None,
     }
     methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi")
 
@@ -387,10 +394,31 @@ class OrdinalRaters(Model):
             problems.append(f"length must be 'auto', True or False, not {o['length']!r}")
         if o["pointwise"] not in ("answer", "rating"):
             problems.append(f"pointwise must be 'answer' or 'rating', not {o['pointwise']!r}")
+        if o["centred"] not in (None, True, False):
+            problems.append(f"centred must be True, False or None, not {o['centred']!r}")
         if problems:
             raise ValueError("; ".join(problems))
 
     # -------------------------------------------------------------- data and model
+
+    def is_centred(self, data: OrdinalData) -> bool:
+        """Whether the human raters' deviations (``u``, ``v``, ``a``, ``b``) are sampled
+        centred: the ``centred`` option, or by default when the median human rater x
+        dimension x design cell holds at least 20 ratings. The data then pin every deviation
+        down, and the non-centred form (``deviation = sigma * z``) would tie each ``z`` to its
+        ``sigma`` along a curved ridge that NUTS crosses slowly; with few ratings per cell
+        the prior dominates and the non-centred form has the better geometry."""
+        c = self._options["centred"]
+        if c is not None:
+            return bool(c)
+        human = data.obs_rater < data.n_humans
+        if not human.any():
+            return False
+        G = len(data.coords["design"])
+        D = len(data.coords["dimension"])
+        cell = (data.obs_rater[human] * D + data.obs_dim[human]) * G + data.obs_design[human]
+        counts = np.bincount(cell, minlength=data.n_humans * D * G)
+        return bool(np.median(counts) >= 20)
 
     def prepare(self, ratings: Ratings) -> OrdinalData:
         super().prepare(ratings)
@@ -457,18 +485,23 @@ class OrdinalRaters(Model):
         # deviations of the human raters sum to zero over the panel: the population mean
         # is exactly exp(m_dg), and the latent scale is identified by the reference design
         bh = zero_sum_basis(nh)
-        uz = pm.Normal("discrimination_rater_z", 0.0, 1.0, dims="human_basis")
-        vz = pm.Normal(
-            "discrimination_cell_z", 0.0, 1.0, dims=("dimension", "design", "human_basis")
-        )
-        log_lam = (
-            lm[None] + su * pt.dot(bh, uz)[:, None, None] + sv * pt.dot(vz, bh.T).transpose(2, 0, 1)
-        )
+        cen = self.is_centred(data)
         sa = p["sigma_severity_rater"].create("sigma_severity_rater")
         sb = p["sigma_severity_cell"].create("sigma_severity_cell")
-        az = pm.Normal("severity_rater_z", 0.0, 1.0, dims="human_basis")
-        bz = pm.Normal("severity_cell_z", 0.0, 1.0, dims=("dimension", "design", "human_basis"))
-        sev = sa * pt.dot(bh, az)[:, None, None] + sb * pt.dot(bz, bh.T).transpose(2, 0, 1)
+        cell_dims = ("dimension", "design", "human_basis")
+
+        def deviation(name: str, sigma: Any, dims: Any) -> Any:
+            # coordinates in the zero-sum basis: centred N(0, sigma), or sigma * N(0, 1)
+            if cen:
+                return pm.Normal(f"{name}_basis", 0.0, sigma, dims=dims)
+            return sigma * pm.Normal(f"{name}_z", 0.0, 1.0, dims=dims)
+
+        u = deviation("discrimination_rater", su, "human_basis")
+        v = deviation("discrimination_cell", sv, cell_dims)
+        log_lam = lm[None] + pt.dot(bh, u)[:, None, None] + pt.dot(v, bh.T).transpose(2, 0, 1)
+        a = deviation("severity_rater", sa, "human_basis")
+        b = deviation("severity_cell", sb, cell_dims)
+        sev = pt.dot(bh, a)[:, None, None] + pt.dot(b, bh.T).transpose(2, 0, 1)
         beta_h = None
         if data.has_length:
             bp = p["length_effect"]
@@ -606,6 +639,7 @@ class OrdinalRaters(Model):
                 int(use_len),
                 int(lbr),
                 ref,
+                int(self.is_centred(data)),
             ],
             dtype=np.int64,
         )
@@ -674,6 +708,7 @@ class OrdinalRaters(Model):
         K = data.n_levels
         bm = zero_sum_basis(M)
         bh = zero_sum_basis(H)
+        cen = bool(sz[15])
         arrays = (
             data.obs_item.astype(np.int64),
             data.obs_dim.astype(np.int64),
@@ -727,6 +762,8 @@ class OrdinalRaters(Model):
             out["sigma_discrimination_cell"] = np.asarray(sv)
             out["sigma_severity_rater"] = np.asarray(sa)
             out["sigma_severity_cell"] = np.asarray(sb)
+            if cen:  # the blocks hold the deviations' basis coordinates themselves
+                su = sv = sa = sb = 1.0
             log_lam = (
                 lm[None]
                 + su * (bh @ blk(x, "uz"))[:, None, None]

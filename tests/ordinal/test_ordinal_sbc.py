@@ -71,7 +71,7 @@ def one_replicate(seed: int) -> dict[str, float]:
     placeholder = read_ratings(
         frame.with_columns(pl.lit(3).alias("rating")), scale=OrdinalScale.likert(5)
     )
-    model = OrdinalRaters()
+    model = OrdinalRaters(centred=False)  # prior_draw draws the non-centred z blocks
     data = model.prepare(placeholder)
     dens = model.density(data)
     x = prior_draw(model.layout(data), rng)

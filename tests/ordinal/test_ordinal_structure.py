@@ -47,12 +47,20 @@ def tiny():
     return clinical_qa_study(n_questions=4, random_seed=11).ratings
 
 
+def _value_var(blk, names):
+    """The value variable behind a block: ``*_z`` non-centred, ``*_basis`` centred."""
+    name = VALUE_VARS[blk]
+    if name.endswith("_z") and name not in names and name.replace("_z", "_basis") in names:
+        return name.replace("_z", "_basis")
+    return name
+
+
 def _point(model, density, x):
     """The PyMC value-variable point that corresponds to the density's vector x."""
     names = {v.name for v in model.value_vars}
     point, pos = {}, 0
     for blk in BLOCKS:
-        name = VALUE_VARS[blk]
+        name = _value_var(blk, names)
         if name not in names:
             continue
         shape = model.initial_point()[name].shape
@@ -70,9 +78,11 @@ def test_zero_sum_basis():
         np.testing.assert_allclose(b.sum(axis=0), 0.0, atol=1e-12)
 
 
-@pytest.mark.parametrize("length_by_rater", [False, True])
-def test_compiled_density_matches_pymc_model(tiny, length_by_rater):
-    mod = OrdinalRaters(length_by_rater=length_by_rater)
+@pytest.mark.parametrize(
+    ("length_by_rater", "centred"), [(False, False), (True, False), (False, True)]
+)
+def test_compiled_density_matches_pymc_model(tiny, length_by_rater, centred):
+    mod = OrdinalRaters(length_by_rater=length_by_rater, centred=centred)
     data = mod.prepare(tiny)
     model = mod.build_model(data)
     dens = mod.density(data)
@@ -94,7 +104,8 @@ def test_compiled_density_matches_pymc_model(tiny, length_by_rater):
             n = point[name].size
             pieces[name] = tg[pos : pos + n]
             pos += n
-        mine = np.concatenate([pieces[VALUE_VARS[b]] for b in BLOCKS if VALUE_VARS[b] in pieces])
+        names = [_value_var(b, set(pieces)) for b in BLOCKS]
+        mine = np.concatenate([pieces[n] for n in names if n in pieces])
         np.testing.assert_allclose(g, mine, rtol=1e-8, atol=1e-8)
 
 
@@ -171,3 +182,23 @@ def test_input_problems_listed():
         OrdinalRaters(links="logit")
     with pytest.raises(ValueError, match="link must be"):
         OrdinalRaters(link="cloglog")
+
+
+def test_centred_by_default_when_rater_cells_are_large(tiny):
+    """The default parametrisation follows the data: centred when the median human
+    rater x dimension x design cell holds at least 20 ratings, non-centred otherwise."""
+    data = OrdinalRaters().prepare(tiny)
+    human = data.obs_rater < data.n_humans
+    D, G = len(data.coords["dimension"]), len(data.coords["design"])
+    cell = (data.obs_rater[human] * D + data.obs_dim[human]) * G + data.obs_design[human]
+    median = np.median(np.bincount(cell, minlength=data.n_humans * D * G))
+    assert OrdinalRaters().is_centred(data) == (median >= 20)
+    assert OrdinalRaters(centred=True).is_centred(data)
+    assert not OrdinalRaters(centred=False).is_centred(data)
+    small = OrdinalRaters().prepare(tiny.filter(dimension="correctness", design="coarse"))
+    assert not OrdinalRaters().is_centred(small)  # 4 questions x 3 systems: 12 per cell
+    names = {v.name for v in OrdinalRaters(centred=True).build(tiny).value_vars}
+    assert {"severity_rater_basis", "discrimination_cell_basis"} <= names
+    assert "severity_rater_z" not in names
+    with pytest.raises(ValueError, match="centred must be"):
+        OrdinalRaters(centred="yes")
