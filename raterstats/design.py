@@ -622,8 +622,10 @@ def annotation_budget(
     xr.Dataset
         Dims ``dimension``, ``design``, ``n_raters``, ``k``: ``reliability``,
         ``reliability_low`` / ``reliability_high`` (90%), ``p_recovered``,
-        ``expected_tau``, and ``cost_hours`` (``design, n_raters, k``). Whole-answer designs
-        repeat their values along ``k``.
+        ``expected_tau``, and ``cost_hours`` (``design, n_raters, k``); the coordinate
+        ``has_sentences`` marks sentence-level designs. Whole-answer designs repeat their
+        values along ``k``. Sentence-level projections assume answers with at least ``k``
+        sentences.
 
     Examples
     --------
@@ -743,12 +745,17 @@ def annotation_budget(
             "expected_tau": (dd, e_tau),
             "cost_hours": (("design", "n_raters", "k"), cost),
         },
-        coords={"dimension": dims, "design": designs, "n_raters": rs, "k": ks},
+        coords={
+            "dimension": dims,
+            "design": designs,
+            "n_raters": rs,
+            "k": ks,
+            "has_sentences": ("design", [bool(has_sent[g]) for g in designs]),
+        },
         attrs={
             "n_sims": n_sims,
             "n_items": n_items,
-            "seconds_per_unit": str(costs),
-            "design_has_sentences": str(has_sent),
+            "seconds_per_unit": ", ".join(f"{g} {v:.1f}" for g, v in costs.items()),
         },
     )
 
@@ -761,7 +768,8 @@ def cheapest_design(
 ) -> pl.DataFrame:
     """The cheapest design point of :func:`annotation_budget` that reaches ``target`` on
     ``on``, per dimension and for all dimensions at once (the worst dimension must reach
-    it). Rows without a reachable design are left out.
+    it). Columns ``dimension, design, n_raters, k, criterion, target, value, cost_hours``;
+    dimensions without a design that reaches the target are left out.
 
     Examples
     --------
@@ -793,11 +801,16 @@ def cheapest_design(
                 "design": str(v["design"].values[g]),
                 "n_raters": int(v["n_raters"].values[a]),
                 "k": int(v["k"].values[b]),
-                on: float(v.values[g, a, b]),
+                "criterion": on,
+                "target": float(target),
+                "value": float(v.values[g, a, b]),
                 "cost_hours": float(c[g, a, b]),
             }
         )
-    return pl.DataFrame(rows)
+    schema = {"dimension": pl.String, "design": pl.String, "n_raters": pl.Int64, "k": pl.Int64,
+              "criterion": pl.String, "target": pl.Float64, "value": pl.Float64,
+              "cost_hours": pl.Float64}  # fmt: skip
+    return pl.DataFrame(rows, schema=schema)
 
 
 # ---------------------------------------------------------------------------- raters

@@ -256,12 +256,16 @@ def budget_curve(
     """
     dims = [str(d) for d in budget["dimension"].values]
     fig, axes = _panel_grid(len(dims), width=4.0)
-    has_sent = {}
-    raw = budget.attrs.get("design_has_sentences")
-    if isinstance(raw, str):
-        import ast
-
-        has_sent = ast.literal_eval(raw)
+    has_sent = {
+        str(g): bool(h)
+        for g, h in zip(
+            budget["design"].values,
+            budget["has_sentences"].values
+            if "has_sentences" in budget.coords
+            else [False] * budget.sizes["design"],
+            strict=True,
+        )
+    }
     for ax, dim in zip(axes, dims, strict=True):
         for des in budget["design"].values:
             ks = budget["k"].values if has_sent.get(str(des), False) else budget["k"].values[:1]
