@@ -68,8 +68,8 @@ def _unit_matrices(
     their (unit, rater) indices in a units x raters matrix."""
     const = dt["constant_data"].to_dataset()
     obs = dt["observed_data"].to_dataset()
-    dims = [str(d) for d in dt["posterior"]["dimension"].values]
-    designs = [str(g) for g in dt["posterior"]["design"].values]
+    dims = [str(d) for d in dt["posterior"].to_dataset()["dimension"].values]
+    designs = [str(g) for g in dt["posterior"].to_dataset()["design"].values]
     human = const["rater_is_human"].values
     o_rater = const["obs_rater"].values
     keep = human[o_rater] & ~obs["rating_repeat"].values.astype(bool)
@@ -166,8 +166,8 @@ def compare_designs(
 
     what = "compare_designs"
     _check_ordinal(dt, what)
-    designs = [str(g) for g in dt["posterior"]["design"].values]
-    dims = [str(d) for d in dt["posterior"]["dimension"].values]
+    designs = [str(g) for g in dt["posterior"].to_dataset()["design"].values]
+    dims = [str(d) for d in dt["posterior"].to_dataset()["dimension"].values]
     rel = reliability(dt)
     lo, hi = _eti(rel, ci_prob, SAMPLE_DIMS)
     rel_b = rel.rename(design="design_b")
@@ -193,9 +193,9 @@ def compare_designs(
         xr.DataTree(children={"posterior": xr.DataTree(post)}), data, None, rng
     )
     y_rep = reps["rating"].values.reshape(-1, data.n_obs).astype(float)
-    y_obs = dt["observed_data"]["rating"].values.astype(float)
+    y_obs = dt["observed_data"].to_dataset()["rating"].values.astype(float)
     k = int(data.n_levels)
-    levels = list(range(1, k + 1))
+    levels: list[Any] = list(range(1, k + 1))
     if level_map is not None:
         missing = [lv for lv in levels if lv not in level_map]
         if missing:
@@ -249,7 +249,7 @@ def design_table(ds: xr.Dataset, *, digits: int = 3) -> pl.DataFrame:
     >>> design_table(ds)["reliability"].to_list()
     [0.5, 0.6]
     """
-    names = [v for v in ds.data_vars if ds[v].dims == ("dimension", "design")]
+    names = [str(v) for v in ds.data_vars if ds[v].dims == ("dimension", "design")]
     frame = pl.from_pandas(ds[names].to_dataframe().reset_index())
     return frame.with_columns(pl.col(c).round(digits) for c in names).sort("dimension", "design")
 
@@ -278,7 +278,7 @@ def _fine_cube(
         .with_columns(pl.col(S.SEGMENT).rank("dense").over(S.ITEM).cast(pl.Int64).alias("__s") - 1)
     )
     d = d.join(seg_rank, on=[S.ITEM, S.SEGMENT])
-    n_s = int(d["__s"].max()) + 1
+    n_s = int(d.select(pl.col("__s").max()).item()) + 1
     cube = np.full((len(dims), len(items), len(raters), n_s), np.nan)
     cube[
         d[S.DIMENSION]
@@ -510,7 +510,7 @@ def rating_costs(ratings: Ratings) -> dict[str, float]:
     for (des,), part in ev.group_by(S.DESIGN, maintain_order=True):
         segmented = bool((part["nn"] == 0).all())
         unit_t = part["t"] / part["ns"].cast(pl.Float64) if segmented else part["t"]
-        out[str(des)] = float(unit_t.mean())
+        out[str(des)] = float(np.mean(unit_t.to_numpy()))
     return dict(sorted(out.items()))
 
 

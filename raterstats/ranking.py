@@ -184,7 +184,7 @@ def summarize_ranking(
         coords={**ext_coords, "system": systems, "system_b": systems, "rank": np.arange(1, m + 1)},
     )
     if rope is not None:
-        ds["p_rope"] = (np.abs(diff) <= rope).mean(SAMPLE_DIMS)
+        ds["p_rope"] = (abs(diff) <= rope).mean(SAMPLE_DIMS)
     pair = ds[["diff_low", "diff_high", "p_better"]].transpose(*extra, "system", "system_b")
     lo, hi, pb = (pair[v].values for v in ("diff_low", "diff_high", "p_better"))
     if not higher_is_better:
@@ -192,7 +192,7 @@ def summarize_ranking(
     text = np.empty(lo.shape, dtype=object)
     for idx in np.ndindex(lo.shape):
         a, b = systems[idx[-2]], systems[idx[-1]]
-        text[idx] = _verdict(a, b, lo[idx], hi[idx], pb[idx], ci_prob, rope)
+        text[idx] = _verdict(a, b, float(lo[idx]), float(hi[idx]), float(pb[idx]), ci_prob, rope)
     ds["verdict"] = ((*extra, "system", "system_b"), text.astype(str))
     ds.attrs.update(
         {
@@ -435,7 +435,7 @@ def _raw_scores(
             sv = _score_vector(dim, labels, score_map, what)
             part = part.with_columns(
                 pl.col(S.CODE)
-                .map_elements(lambda c, sv=sv: float(sv[c]), return_dtype=pl.Float64)
+                .replace_strict(dict(enumerate(sv.tolist())), return_dtype=pl.Float64)
                 .alias("__s")
             )
         else:
@@ -836,7 +836,7 @@ def case_difficulty(ratings: Ratings, *, score_map: ScoreMapArg = None) -> pl.Da
         scale = ratings.scale_for(dim)
         if isinstance(scale, _CategoricalScale) and score_map is not None:
             sv = _score_vector(dim, [str(v) for v in scale.levels], score_map, what)
-            s = pl.col(S.CODE).map_elements(lambda c, sv=sv: float(sv[c]), return_dtype=pl.Float64)
+            s = pl.col(S.CODE).replace_strict(dict(enumerate(sv.tolist())), return_dtype=pl.Float64)
         else:
             s = pl.col(S.VALUE).cast(pl.Float64)
         if part[S.VALUE].null_count() and not (
