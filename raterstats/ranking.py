@@ -211,13 +211,8 @@ def summarize_ranking(
 def _score_vector(dim: str, labels: Sequence[str], score_map: ScoreMapArg, what: str) -> np.ndarray:
     """Score of each category label of one dimension."""
     sm: Any = score_map
-    if isinstance(sm, Mapping) and dim in sm and not isinstance(sm, ScoreMap):
-        sm = sm[dim]
-    elif isinstance(sm, Mapping) and not isinstance(sm, ScoreMap):
-        if all(str(lb) in {str(k) for k in sm} for lb in labels):
-            pass  # one label -> score mapping for every dimension
-        else:
-            raise ValueError(f"{what}: score_map has no entry for dimension {dim!r}")
+    if isinstance(sm, Mapping) and not isinstance(sm, ScoreMap) and dim in sm:
+        sm = sm[dim]  # {dimension: score map}; otherwise one {label: score} for all
     if isinstance(sm, str):
         if sm not in SCORE_MAPS:
             raise ValueError(f"{what}: unknown score map {sm!r}; known: {sorted(SCORE_MAPS)}")
@@ -235,7 +230,10 @@ def _score_vector(dim: str, labels: Sequence[str], score_map: ScoreMapArg, what:
     lookup = {str(k): float(v) for k, v in sm.items()}
     missing = [lb for lb in labels if str(lb) not in lookup]
     if missing:
-        raise ValueError(f"{what}: score_map gives no score to {missing} on dimension {dim!r}")
+        raise ValueError(
+            f"{what}: score_map gives no score to {missing} on dimension {dim!r} (pass "
+            "{label: score} for every label, or {dimension: score map})"
+        )
     return np.asarray([lookup[str(lb)] for lb in labels])
 
 
