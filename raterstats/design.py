@@ -505,9 +505,10 @@ def rating_costs(ratings: Ratings) -> dict[str, float]:
             pl.col(S.SEGMENT).n_unique().alias("ns"),
             pl.col(S.SEGMENT).null_count().alias("nn"),
         )
+        .sort(S.DESIGN, S.ITEM, S.RATER)  # a fixed order: the same mean to the last bit
     )
     out = {}
-    for (des,), part in ev.group_by(S.DESIGN, maintain_order=True):
+    for (des,), part in ev.group_by(S.DESIGN, maintain_order=True):  # sorted above
         segmented = bool((part["nn"] == 0).all())
         unit_t = part["t"] / part["ns"].cast(pl.Float64) if segmented else part["t"]
         out[str(des)] = float(np.mean(unit_t.to_numpy()))
