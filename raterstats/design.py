@@ -16,6 +16,7 @@ and fast simulations, run in parallel on local processes or a Dask cluster);
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, Literal
@@ -26,7 +27,13 @@ import xarray as xr
 from scipy.special import expit
 
 from raterstats import schema as S
-from raterstats.agreement import intra_rater_agreement, krippendorff_alpha, randolph_kappa
+from raterstats.agreement import (
+    DegenerateAgreementWarning,
+    intra_rater_agreement,
+    krippendorff_alpha,
+    randolph_kappa,
+)
+from raterstats.ranking import RawMethod
 from raterstats.ratings import Ratings
 
 SAMPLE_DIMS = ("chain", "draw")
@@ -950,6 +957,121 @@ def judge_vs_experts(dt: xr.DataTree, *, ci_prob: float = 0.9) -> pl.DataFrame:
     )
 
 
+# ---------------------------------------------------------------------------- subsampling
+
+
+def subsample_raters(ratings: Ratings, n_raters: int, *, random_seed: int = 0) -> Ratings:
+    """Keep ``n_raters`` randomly chosen raters per item (all their ratings of it: every
+    dimension, segment, design and repeat); items with fewer raters keep all of theirs.
+
+    Examples
+    --------
+    >>> from raterstats.simulate import archehr_like_study
+    >>> r = archehr_like_study(n_cases=3, n_systems=2, random_seed=1).ratings
+    >>> sub = subsample_raters(r, 1, random_seed=2)
+    >>> sub.data.group_by("item").agg(pl.col("rater").n_unique())["rater"].max()
+    1
+    """
+    if int(n_raters) != n_raters or n_raters < 1:
+        raise ValueError(f"subsample_raters: n_raters must be a positive integer, not {n_raters!r}")
+    pairs = ratings.data.select(S.ITEM, S.RATER).unique().sort(S.ITEM, S.RATER)
+    u = np.random.default_rng(random_seed).random(pairs.height)
+    keep = (
+        pairs.with_columns(pl.Series("__u", u))
+        .with_columns(pl.col("__u").rank("ordinal").over(S.ITEM).alias("__rk"))
+        .filter(pl.col("__rk") <= int(n_raters))
+        .select(S.ITEM, S.RATER)
+    )
+    data = ratings.data.join(keep, on=[S.ITEM, S.RATER], how="semi", maintain_order="left")
+    return ratings._derive(data, step=f"subsample_raters({int(n_raters)}, seed={random_seed})")
+
+
+def subsampling_study(
+    ratings: Ratings,
+    *,
+    n_raters: Iterable[int] = (1, 2, 3),
+    n_repeats: int = 10,
+    method: RawMethod = "mace",
+    score_map: Any = None,
+    statistics: Sequence[str] = ("kendall_tau_b", "spearman_rho"),
+    ci_prob: float = 0.9,
+    random_seed: int = 0,
+) -> xr.Dataset:
+    """How well rankings from fewer raters per item agree with the full ranking.
+
+    For every ``r`` in ``n_raters`` and ``n_repeats`` random subsamples
+    (:func:`subsample_raters`), the systems are ranked from the subsample with
+    :func:`~raterstats.rank_systems` (``method``: ``"mace"`` / ``"dawid_skene"`` EM labels,
+    ``"mean"``, ``"majority"`` or ``"pyramid"``; point scores) and compared with the
+    ranking from all the ratings by :func:`~raterstats.ranking.ranking_agreement`.
+
+    Returns
+    -------
+    xr.Dataset
+        ``value`` (statistic, n_raters, repeat, dimension), its ``mean`` / ``low`` /
+        ``high`` over the repeats where it is defined, and ``n_undefined`` (repeats where
+        the subsample ties every system, e.g. MACE with one rater per item).
+
+    Examples
+    --------
+    >>> from raterstats.simulate import archehr_like_study
+    >>> r = archehr_like_study(n_cases=10, n_systems=4, raters_per_response=3,
+    ...                        random_seed=1).ratings.filter(dimension="answers_question")
+    >>> ds = subsampling_study(r, n_raters=[1, 3], n_repeats=2, method="pyramid",
+    ...                        score_map="yes_partially_no")
+    >>> float(ds["mean"].sel(statistic="kendall_tau_b", n_raters=3).item())
+    1.0
+    """
+    from raterstats.ranking import rank_systems, ranking_agreement
+
+    rs = [int(x) for x in n_raters]
+    full = rank_systems(
+        ratings, method=method, score_map=score_map, n_boot=0, random_seed=random_seed
+    )
+    dims = [str(d) for d in full["dimension"].values]
+    vals = np.full((len(statistics), len(rs), n_repeats, len(dims)), np.nan)
+    seeds = np.random.SeedSequence(random_seed).generate_state(len(rs) * n_repeats)
+    for a, r in enumerate(rs):
+        for rep in range(n_repeats):
+            seed = int(seeds[a * n_repeats + rep])
+            sub = subsample_raters(ratings, r, random_seed=seed)
+            ds = rank_systems(sub, method=method, score_map=score_map, n_boot=0, random_seed=seed)
+            for d, dim in enumerate(dims):
+                with warnings.catch_warnings():
+                    # a subsample can tie every system (e.g. MACE with one rater per
+                    # item giving all items one label): undefined, counted in n_undefined
+                    warnings.simplefilter("ignore", DegenerateAgreementWarning)
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    ag = ranking_agreement(
+                        full["score_mean"].sel(dimension=dim),
+                        ds["score_mean"].sel(dimension=dim),
+                        statistics=statistics,
+                    )
+                vals[:, a, rep, d] = ag["mean"].values
+    q = (1 - ci_prob) / 2
+    da = xr.DataArray(
+        vals,
+        dims=("statistic", "n_raters", "repeat", "dimension"),
+        coords={
+            "statistic": list(statistics),
+            "n_raters": rs,
+            "repeat": np.arange(n_repeats),
+            "dimension": dims,
+        },
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells stay NaN
+        summary = {
+            "mean": da.mean("repeat"),
+            "low": da.quantile(q, "repeat").drop_vars("quantile"),
+            "high": da.quantile(1 - q, "repeat").drop_vars("quantile"),
+        }
+    return xr.Dataset(
+        {"value": da, **summary, "n_undefined": da.isnull().sum("repeat")},
+        attrs={"method": method, "ci_prob": ci_prob, "n_repeats": n_repeats},
+    )
+
+
 __all__ = [
     "annotation_budget",
     "cheapest_design",
@@ -961,4 +1083,6 @@ __all__ = [
     "partial_annotation",
     "rating_costs",
     "reliability_projection",
+    "subsample_raters",
+    "subsampling_study",
 ]
