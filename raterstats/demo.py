@@ -443,8 +443,13 @@ def _ranking_section(
         "",
     ]
     if model is not None:
+        # the fair averages of both designs are the same increasing function of the
+        # latent system effect, so both designs have the same rank probabilities
         save_fig(
-            rank_heatmap(model, title="Rank probabilities (rater model, fair averages)"),
+            rank_heatmap(
+                model.isel(design=0, drop=True),
+                title="Rank probabilities (rater model; the same for both designs)",
+            ),
             "rank_probabilities.png",
         )
         save_fig(
@@ -637,7 +642,7 @@ def _design_section(
         "",
     ]
     if dt is not None and projections:
-        budget = annotation_budget(dt, ratings, n_sims=100, max_workers=1, random_seed=random_seed)
+        budget = annotation_budget(dt, ratings, n_sims=200, max_workers=1, random_seed=random_seed)
         bud_frame = pl.from_pandas(
             budget[["reliability", "p_recovered", "expected_tau"]].to_dataframe().reset_index()
         ).join(

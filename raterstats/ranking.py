@@ -588,7 +588,8 @@ def rank_table(ds: xr.Dataset, *, digits: int = 3) -> pl.DataFrame:
     keys = [c for c in frame.columns if c not in cols]
     frame = frame.join(p1, on=keys)
     frame = frame.with_columns(pl.col(c).round(digits) for c in (*cols, "p_rank_1"))
-    return frame.sort([*[k for k in keys if k != "system"], "expected_rank"])
+    groups = [k for k in keys if k != "system"]
+    return frame.select(*groups, "system", *cols, "p_rank_1").sort([*groups, "expected_rank"])
 
 
 # ---------------------------------------------------------------------------- agreement
