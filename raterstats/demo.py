@@ -391,6 +391,7 @@ def _ranking_section(
     baselines (mean score and majority vote of the physicians' whole-answer ratings)."""
     from raterstats.ranking import (
         case_difficulty,
+        label_distributions,
         rank_systems,
         rank_table,
         ranking_agreement,
@@ -506,6 +507,23 @@ def _ranking_section(
             _md_table(pl.DataFrame(agree_rows)),
             "",
         ]
+    dist = label_distributions(coarse.collapse("likert5_to_3"))
+    write_csv(dist, "label_distribution_by_system.csv")
+    dist_wide = (
+        dist.with_columns((100 * pl.col("share")).round(1).alias("pct"))
+        .pivot(on="rating", index=["dimension", "system", "aggregation"], values="pct")
+        .fill_null(0.0)
+        .sort("dimension", "system", "aggregation")
+    )
+    lines += [
+        "### Label distributions by system (whole answers, 3-point scale)",
+        "",
+        "% of labels per system: every physician rating (`all ratings`) and one label per "
+        "answer, its most frequent rating (`majority`).",
+        "",
+        _md_table(dist_wide.select("dimension", "system", "aggregation", "-1", "0", "1")),
+        "",
+    ]
     cases = case_difficulty(coarse)
     write_csv(cases, "case_difficulty.csv")
     prof = cases.group_by("dimension").agg(

@@ -107,6 +107,12 @@ def test_demo_has_the_rankings(demo):
     assert per.height == 4 * 3
     assert ((per["expected_rank"] - 6).abs() < 1e-9).all()  # ranks 1 + 2 + 3
     assert ((per["p_rank_1"] - 1).abs() < 2e-3).all()  # rounded to 3 digits
+    dist = pl.read_csv(demo.out / "label_distribution_by_system.csv")
+    shares = dist.group_by("aggregation", "dimension", "system").agg(pl.col("share").sum())
+    assert shares.height == 2 * 3 * 3
+    assert ((shares["share"] - 1).abs() < 1e-9).all()
+    majority = dist.filter(pl.col("aggregation") == "majority")["n"].sum()
+    assert majority == 300 * 3  # one label per answer and dimension
     # the baseline equals the direct computation with the demo's seed
     direct = rank_systems(
         load_clinical_qa().filter(design="coarse", rater_kind="human"),
