@@ -407,3 +407,21 @@ def test_ranking_probabilities_are_calibrated_over_replicated_studies():
     assert abs(np.mean(conf_rank) - np.mean(hit_rank)) < 2 * np.sqrt(0.25 / n_r) + 0.03
     assert abs(np.mean(conf_pair) - np.mean(hit_pair)) < 2 * np.sqrt(0.25 / n_p) + 0.03
     assert np.mean(p_true) > 0.2
+
+
+def test_rank_systems_from_a_mace_posterior_uses_its_draws():
+    from raterstats.simulate import archehr_like_study
+
+    r = archehr_like_study(n_cases=10, n_systems=4, random_seed=1).ratings.filter(
+        dimension="answers_question"
+    )
+    dt = MACE().fit(r, draws=60, tune=60, chains=2, random_seed=1, progress=False)
+    ds = rank_systems(dt, ratings=r, score_map="yes_partially_no", n_boot=0, max_draws=100)
+    assert ds.attrs["n_draws"] == 100  # 100 of the 120 posterior draws, one label set each
+    np.testing.assert_allclose(ds["rank_prob"].sum("rank"), 1.0)
+    np.testing.assert_allclose(ds["rank_prob"].sum("system"), 1.0)
+    boot = rank_systems(dt, ratings=r, score_map="yes_partially_no", n_boot=300)
+    assert boot.attrs["n_draws"] == 300
+    # expected scores average the label samples: same mean up to Monte Carlo error
+    exp = rank_systems(dt, ratings=r, score_map="yes_partially_no", labels="expected", n_boot=0)
+    np.testing.assert_allclose(exp["score_mean"], ds["score_mean"], atol=0.05)
