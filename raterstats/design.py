@@ -960,7 +960,7 @@ def judge_vs_experts(dt: xr.DataTree, *, ci_prob: float = 0.9) -> pl.DataFrame:
 # ---------------------------------------------------------------------------- subsampling
 
 
-def subsample_raters(ratings: Ratings, n_raters: int, *, random_seed: int = 0) -> Ratings:
+def subsample_raters(ratings: Ratings, *, n_raters: int, random_seed: int = 0) -> Ratings:
     """Keep ``n_raters`` randomly chosen raters per item (all their ratings of it: every
     dimension, segment, design and repeat); items with fewer raters keep all of theirs.
 
@@ -968,7 +968,7 @@ def subsample_raters(ratings: Ratings, n_raters: int, *, random_seed: int = 0) -
     --------
     >>> from raterstats.simulate import archehr_like_study
     >>> r = archehr_like_study(n_cases=3, n_systems=2, random_seed=1).ratings
-    >>> sub = subsample_raters(r, 1, random_seed=2)
+    >>> sub = subsample_raters(r, n_raters=1, random_seed=2)
     >>> sub.data.group_by("item").agg(pl.col("rater").n_unique())["rater"].max()
     1
     """
@@ -1034,7 +1034,7 @@ def subsampling_study(
     for a, r in enumerate(rs):
         for rep in range(n_repeats):
             seed = int(seeds[a * n_repeats + rep])
-            sub = subsample_raters(ratings, r, random_seed=seed)
+            sub = subsample_raters(ratings, n_raters=r, random_seed=seed)
             ds = rank_systems(sub, method=method, score_map=score_map, n_boot=0, random_seed=seed)
             for d, dim in enumerate(dims):
                 with warnings.catch_warnings():

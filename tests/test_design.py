@@ -23,6 +23,8 @@ from raterstats.design import (
     partial_annotation,
     rating_costs,
     reliability_projection,
+    subsample_raters,
+    subsampling_study,
 )
 
 
@@ -220,6 +222,36 @@ def test_cheapest_design_by_hand():
     assert cheapest_design(b, target=0.99).height == 0
     with pytest.raises(ValueError, match="not in the budget"):
         cheapest_design(b, target=0.5, on="p_recovered")
+
+
+def test_subsample_raters_keeps_whole_raters_per_item():
+    from raterstats.simulate import archehr_like_study
+
+    r = archehr_like_study(n_cases=4, n_systems=3, raters_per_response=3, random_seed=2).ratings
+    sub = subsample_raters(r, n_raters=2, random_seed=1)
+    per_item = sub.data.group_by("item").agg(pl.col("rater").n_unique().alias("n"), pl.len())
+    assert (per_item["n"] == 2).all()
+    assert (per_item["len"] == 2 * 3).all()  # both raters keep all three dimensions
+    assert subsample_raters(r, n_raters=5, random_seed=1).n_ratings == r.n_ratings
+    with pytest.raises(ValueError, match="positive integer"):
+        subsample_raters(r, n_raters=0)
+
+
+def test_subsampling_study_full_panel_is_the_full_ranking():
+    from raterstats.simulate import archehr_like_study
+
+    r = archehr_like_study(n_cases=6, n_systems=4, raters_per_response=2, random_seed=3).ratings
+    ds = subsampling_study(
+        r.filter(dimension="answers_question"),
+        n_raters=[1, 2],
+        n_repeats=3,
+        method="mean",
+        score_map="yes_partially_no",
+        random_seed=1,
+    )
+    np.testing.assert_allclose(ds["value"].sel(n_raters=2), 1.0)
+    assert ds["value"].dims == ("statistic", "n_raters", "repeat", "dimension")
+    assert int(ds["n_undefined"].sum()) == 0
 
 
 # ---------------------------------------------------------------------------- from a fit
