@@ -685,7 +685,10 @@ def _design_section(
             f"posterior mean) and, from {budget.attrs['n_sims']} simulated studies per point, "
             "the probability that the study's system ranking is the true one and the expected "
             "Kendall tau with it; cost in physician hours from the measured durations "
-            f"(seconds per unit: {budget.attrs['seconds_per_unit']}).",
+            f"(seconds per unit: {budget.attrs['seconds_per_unit']}). The true ranking is "
+            "that of the answers' latent quality; coarse ratings also reward longer answers "
+            "(the length effect above), so more coarse raters converge on the length-biased "
+            "ranking rather than on the true one.",
             "",
             "![Projected reliability against cost](budget_reliability.png)",
             "",

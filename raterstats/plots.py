@@ -276,7 +276,11 @@ def budget_curve(
                 ax.plot(cost, val, marker="o", markersize=3, label=label)
         ax.set_xlabel("rater hours")
         ax.set_title(dim, fontsize=9)
-    axes[0].set_ylabel(on.replace("_", " "))
+    label = {
+        "p_recovered": "P(true ranking recovered)",
+        "expected_tau": "expected Kendall tau with the true ranking",
+    }.get(on, on.replace("_", " "))
+    axes[0].set_ylabel(label)
     axes[-1].legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.suptitle(title or f"Projected {on.replace('_', ' ')} against cost", fontsize=10)
+    fig.suptitle(title or f"Projected {label} against cost", fontsize=10)
     return fig
