@@ -8,10 +8,18 @@ The public API is listed in ``__all__``; see the README for a tour.
 """
 
 from raterstats._version import __version__
+from raterstats.design import (
+    annotation_budget,
+    cheapest_design,
+    compare_designs,
+    partial_annotation,
+    reliability_projection,
+)
 from raterstats.diagnostics import diagnose
 from raterstats.ingest import Problem, RatingsError, read_ratings
 from raterstats.models import MACE, DawidSkene, LengthEffect, OrdinalRaters
 from raterstats.posterior import item_posterior, rater_summary
+from raterstats.ranking import rank_systems, ranking_agreement
 from raterstats.ratings import Exclusion, Ratings, RatingsSummary, concat_ratings
 from raterstats.scales import (
     Collapse,
@@ -39,9 +47,16 @@ __all__ = [
     "ScoreMap",
     "SegmentRule",
     "__version__",
+    "annotation_budget",
+    "cheapest_design",
+    "compare_designs",
     "concat_ratings",
     "diagnose",
     "item_posterior",
+    "partial_annotation",
+    "rank_systems",
+    "ranking_agreement",
     "rater_summary",
     "read_ratings",
+    "reliability_projection",
 ]

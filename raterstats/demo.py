@@ -18,12 +18,19 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import xarray as xr
+from matplotlib.figure import Figure
 
 from raterstats import schema as S
 from raterstats._version import __version__
 from raterstats.agreement import agreement, agreement_table
 from raterstats.datasets import DATASETS, load_clinical_qa
-from raterstats.plots import agreement_bars
+from raterstats.plots import (
+    agreement_bars,
+    budget_curve,
+    partial_annotation_curves,
+    rank_heatmap,
+    scores_by_design,
+)
 from raterstats.ratings import Ratings, _md_table
 
 #: Fine-binary rule per dimension used by the clinical-QA studies: an answer is correct if no
@@ -211,14 +218,22 @@ def _categorical_section(
     ]
 
 
+def _fit_ordinal(ratings: Ratings, draws: int, random_seed: int) -> xr.DataTree:
+    """The ordinal rater model of the demo, fitted once and shared by its sections."""
+    from raterstats.models.ordinal import OrdinalRaters
+
+    return OrdinalRaters().fit(
+        ratings, draws=draws, tune=draws, chains=4, random_seed=random_seed, progress=False
+    )
+
+
 def _ordinal_section(
-    ratings: Ratings, draws: int, random_seed: int, write_csv: Callable[[pl.DataFrame, str], None]
+    dt: xr.DataTree, draws: int, random_seed: int, write_csv: Callable[[pl.DataFrame, str], None]
 ) -> list[str]:
-    """Fit OrdinalRaters to the study and lay out its results (tables + Markdown)."""
+    """Lay out the results of the fitted OrdinalRaters model (tables + Markdown)."""
     import arviz_stats as azs
 
     from raterstats.models.ordinal import (
-        OrdinalRaters,
         length_contrast,
         prob_more_reliable,
         rater_table,
@@ -226,9 +241,6 @@ def _ordinal_section(
         system_scores,
     )
 
-    dt = OrdinalRaters().fit(
-        ratings, draws=draws, tune=draws, chains=4, random_seed=random_seed, progress=False
-    )
     post = dt["posterior"].to_dataset()
     names = [
         "severity",
@@ -360,6 +372,395 @@ def _ordinal_section(
     ]
 
 
+SaveFig = Callable[[Figure, str], None]
+WriteCsv = Callable[[pl.DataFrame, str], None]
+
+#: Collapsed 3-point scale of the published agreement analysis, as a map of the 5 levels.
+LEVELS_5_TO_3 = {1: -1, 2: -1, 3: 0, 4: 1, 5: 1}
+
+
+def _ranking_section(
+    ratings: Ratings,
+    dt: xr.DataTree | None,
+    n_boot: int,
+    random_seed: int,
+    write_csv: WriteCsv,
+    save_fig: SaveFig,
+) -> list[str]:
+    """System rankings: the rater model's fair averages (when fitted) and the raw-rating
+    baselines (mean score and majority vote of the physicians' whole-answer ratings)."""
+    from raterstats.ranking import (
+        case_difficulty,
+        label_distributions,
+        rank_systems,
+        rank_table,
+        ranking_agreement,
+    )
+
+    coarse = ratings.filter(design="coarse", rater_kind="human")
+    lines = ["## System rankings", ""]
+    base = {
+        m: rank_systems(coarse, method=m, n_boot=n_boot, random_seed=random_seed)
+        for m in ("mean", "majority")
+    }
+    frames = []
+    for m, ds in base.items():
+        frames.append(rank_table(ds).with_columns(pl.lit(f"raw {m} (coarse)").alias("source")))
+    model = None
+    if dt is not None:
+        model = rank_systems(dt, random_seed=random_seed)
+        frames.insert(
+            0,
+            rank_table(model)
+            .with_columns(pl.format("rater model, {}", pl.col("design")).alias("source"))
+            .drop("design"),
+        )
+    table = pl.concat(frames, how="diagonal_relaxed").select(
+        "source", "dimension", "system", "score_mean", "score_low", "score_high",
+        "expected_rank", "p_rank_1",
+    )  # fmt: skip
+    write_csv(table, "rankings.csv")
+    wide = (
+        table.with_columns(
+            pl.format(
+                "{} [{}, {}] (E rank {})",
+                pl.col("score_mean").round(2),
+                pl.col("score_low").round(2),
+                pl.col("score_high").round(2),
+                pl.col("expected_rank").round(2),
+            ).alias("value")
+        )
+        .pivot(on="system", index=["dimension", "source"], values="value")
+        .sort("dimension", "source")
+    )
+    lines += [
+        "Scores per system and dimension with 90% intervals and the expected rank. The rater "
+        "model ranks by its fair averages (expected rating of a typical physician on an "
+        "average question, per design; posterior draws); the baselines rank by the "
+        "physicians' whole-answer ratings (mean score, and the score of each answer's "
+        f"majority rating) with a bootstrap over questions ({n_boot} replicates).",
+        "",
+        _md_table(wide),
+        "",
+    ]
+    if model is not None:
+        # the fair averages of both designs are the same increasing function of the
+        # latent system effect, so both designs have the same rank probabilities
+        save_fig(
+            rank_heatmap(
+                model.isel(design=0, drop=True),
+                title="Rank probabilities (rater model; the same for both designs)",
+            ),
+            "rank_probabilities.png",
+        )
+        save_fig(
+            scores_by_design(model, title="System fair averages by design"),
+            "system_scores_by_design.png",
+        )
+        verdicts = pl.from_pandas(
+            model[["p_better", "diff_mean", "diff_low", "diff_high", "verdict"]]
+            .to_dataframe()
+            .reset_index()
+        )
+        systems = [str(s) for s in model["system"].values]
+        verdicts = verdicts.filter(
+            pl.col("system").replace_strict({s: i for i, s in enumerate(systems)})
+            < pl.col("system_b").replace_strict({s: i for i, s in enumerate(systems)})
+        )
+        write_csv(verdicts, "ranking_pairs.csv")
+        agree_rows = []
+        for dim in model["dimension"].values:
+            for des in model["design"].values:
+                ra = ranking_agreement(
+                    model.sel(dimension=dim, design=des),
+                    base["mean"].sel(dimension=dim),
+                    statistics=["kendall_tau_b", "spearman_rho"],
+                    max_draws=500,
+                    random_seed=random_seed,
+                )
+                agree_rows.append(
+                    {
+                        "dimension": str(dim),
+                        "design": str(des),
+                        "Kendall tau-b": f"{float(ra['mean'][0]):.2f} "
+                        f"[{float(ra['low'][0]):.2f}, {float(ra['high'][0]):.2f}]",
+                        "Spearman": f"{float(ra['mean'][1]):.2f} "
+                        f"[{float(ra['low'][1]):.2f}, {float(ra['high'][1]):.2f}]",
+                    }
+                )
+        lines += [
+            "![Rank probabilities](rank_probabilities.png)",
+            "",
+            "![System fair averages by design](system_scores_by_design.png)",
+            "",
+            "### Pairwise comparisons (rater model)",
+            "",
+            _md_table(
+                verdicts.select("dimension", "design", "verdict").sort("dimension", "design")
+            ),
+            "",
+            "### Agreement of the rater-model ranking with the raw mean-score ranking",
+            "",
+            "Kendall tau-b and Spearman between the two rankings over posterior draws and "
+            "bootstrap replicates (mean and 90% interval).",
+            "",
+            _md_table(pl.DataFrame(agree_rows)),
+            "",
+        ]
+    dist = label_distributions(coarse.collapse("likert5_to_3"))
+    write_csv(dist, "label_distribution_by_system.csv")
+    dist_wide = (
+        dist.with_columns((100 * pl.col("share")).round(1).alias("pct"))
+        .pivot(on="rating", index=["dimension", "system", "aggregation"], values="pct")
+        .fill_null(0.0)
+        .sort("dimension", "system", "aggregation")
+    )
+    lines += [
+        "### Label distributions by system (whole answers, 3-point scale)",
+        "",
+        "% of labels per system: every physician rating (`all ratings`) and one label per "
+        "answer, its most frequent rating (`majority`).",
+        "",
+        _md_table(dist_wide.select("dimension", "system", "aggregation", "-1", "0", "1")),
+        "",
+    ]
+    cases = case_difficulty(coarse)
+    write_csv(cases, "case_difficulty.csv")
+    prof = cases.group_by("dimension").agg(
+        pl.col("mean").mean().round(2).alias("mean score"),
+        pl.col("mean").std().round(2).alias("sd of case means"),
+        pl.col("sd_across_systems").mean().round(2).alias("mean sd across systems"),
+        pl.col("question").first().alias("hardest case"),
+    )
+    lines += [
+        "### Case difficulty (whole-answer ratings)",
+        "",
+        "Per question: mean physician score over the three systems' answers and the spread "
+        "across systems (`case_difficulty.csv`).",
+        "",
+        _md_table(prof.sort("dimension")),
+        "",
+    ]
+    return lines
+
+
+def _design_section(
+    ratings: Ratings,
+    dt: xr.DataTree | None,
+    random_seed: int,
+    write_csv: WriteCsv,
+    save_fig: SaveFig,
+    *,
+    projections: bool,
+) -> list[str]:
+    """Design comparison: reliability by design (rater model and posterior predictive
+    agreement), partial annotation, the annotation budget, intra-rater reliability and
+    the LLM judge."""
+    from raterstats.design import (
+        annotation_budget,
+        cheapest_design,
+        compare_designs,
+        design_table,
+        intra_rater_by_design,
+        judge_agreement,
+        judge_vs_experts,
+        partial_annotation,
+        reliability_projection,
+    )
+
+    lines = ["## Annotation designs", ""]
+    humans = ratings.filter(rater_kind="human")
+    if dt is not None:
+        cmp = compare_designs(
+            dt, n_replicates=100, level_map=LEVELS_5_TO_3, random_seed=random_seed
+        )
+        tab = design_table(cmp)
+        write_csv(tab, "design_comparison.csv")
+        p_rows = []
+        for dim in cmp["dimension"].values:
+            sel = {"dimension": dim, "design": "fine", "design_b": "coarse"}
+            p_rows.append(
+                {
+                    "dimension": str(dim),
+                    "P(reliability fine > coarse)": round(
+                        float(cmp["p_more_reliable"].sel(sel)), 3
+                    ),
+                    "P(kappa fine > coarse)": round(float(cmp["p_kappa_higher"].sel(sel)), 3),
+                    "P(alpha fine > coarse)": round(float(cmp["p_alpha_higher"].sel(sel)), 3),
+                }
+            )
+        show = tab.select(
+            "dimension",
+            "design",
+            pl.format("{} [{}, {}]", "reliability", "reliability_low", "reliability_high").alias(
+                "model reliability"
+            ),
+            pl.format("{} [{}, {}]", "kappa_mean", "kappa_low", "kappa_high").alias(
+                "predicted kappa"
+            ),
+            pl.col("kappa_observed").alias("observed kappa"),
+            pl.format("{} [{}, {}]", "alpha_mean", "alpha_low", "alpha_high").alias(
+                "predicted alpha"
+            ),
+            pl.col("alpha_observed").alias("observed alpha"),
+        )
+        lines += [
+            "### Reliability by design",
+            "",
+            "Model-implied reliability (share of latent variance due to the rated unit, "
+            "physicians) and posterior predictive Randolph's kappa and Krippendorff's alpha "
+            "(ordinal) on the collapsed 3-point scale, from 100 replicated studies "
+            "(units: answers for coarse, sentences for fine; 90% intervals), next to the "
+            "observed values.",
+            "",
+            _md_table(show),
+            "",
+            _md_table(pl.DataFrame(p_rows)),
+            "",
+        ]
+    part = partial_annotation(humans, random_seed=random_seed)
+    pa_frame = pl.from_pandas(part.drop_vars("variance_full").to_dataframe().reset_index())
+    write_csv(pa_frame, "partial_annotation.csv")
+    proj = None
+    if dt is not None:
+        proj = reliability_projection(dt, n_raters=[1], n_sentences=part["k"].values).sel(
+            design="fine"
+        )
+    save_fig(
+        partial_annotation_curves(part, proj, title="Partial annotation (fine design)"),
+        "partial_annotation.png",
+    )
+    pa_tab = pa_frame.select(
+        "dimension",
+        "k",
+        pl.format(
+            "{} [{}, {}]",
+            pl.col("spearman_mean").round(3),
+            pl.col("spearman_low").round(3),
+            pl.col("spearman_high").round(3),
+        ).alias("Spearman with full score"),
+        pl.format(
+            "{} [{}, {}]",
+            pl.col("variance_mean").round(3),
+            pl.col("variance_low").round(3),
+            pl.col("variance_high").round(3),
+        ).alias("inter-rater variance"),
+    ).sort("dimension", "k")
+    lines += [
+        "### Partial annotation",
+        "",
+        "Answer scores from k randomly chosen rated sentences (the same for all raters of "
+        "the answer), 100 random subsets: Spearman with the full (all rated sentences) "
+        "score and the variance across raters, mean and 95% interval; the right panel is "
+        "the rater model's reliability of a one-rater k-sentence answer score.",
+        "",
+        "![Partial annotation](partial_annotation.png)",
+        "",
+        _md_table(pa_tab),
+        "",
+    ]
+    if dt is not None and projections:
+        budget = annotation_budget(dt, ratings, n_sims=200, max_workers=1, random_seed=random_seed)
+        bud_frame = pl.from_pandas(
+            budget[["reliability", "p_recovered", "expected_tau"]].to_dataframe().reset_index()
+        ).join(
+            pl.from_pandas(budget["cost_hours"].to_dataframe().reset_index()),
+            on=["design", "n_raters", "k"],
+        )
+        write_csv(bud_frame, "annotation_budget.csv")
+        save_fig(budget_curve(budget, on="reliability"), "budget_reliability.png")
+        save_fig(budget_curve(budget, on="p_recovered"), "budget_ranking.png")
+        cheap = pl.concat(
+            [
+                cheapest_design(budget, target=0.8, on="reliability"),
+                cheapest_design(budget, target=0.9, on="p_recovered"),
+            ]
+        )
+        write_csv(cheap, "cheapest_designs.csv")
+        lines += [
+            "### Annotation budget",
+            "",
+            "Projected from the rater model for 1-5 physicians per answer and, for the fine "
+            "design, 1-6 sentences per answer: reliability of the answer score (closed form, "
+            f"posterior mean) and, from {budget.attrs['n_sims']} simulated studies per point, "
+            "the probability that the study's system ranking is the true one and the expected "
+            "Kendall tau with it; cost in physician hours from the measured durations "
+            f"(seconds per unit: {budget.attrs['seconds_per_unit']}). The true ranking is "
+            "that of the answers' latent quality; coarse ratings also reward longer answers "
+            "(the length effect above), so more coarse raters converge on the length-biased "
+            "ranking rather than on the true one.",
+            "",
+            "![Projected reliability against cost](budget_reliability.png)",
+            "",
+            "![Projected ranking certainty against cost](budget_ranking.png)",
+            "",
+            "Cheapest design reaching each target (reliability >= 0.8; P(true ranking) >= "
+            "0.9; 'all dimensions': the worst dimension reaches it; a dimension is missing "
+            "when no projected design reaches the target):",
+            "",
+            _md_table(cheap.with_columns(pl.col("value", "cost_hours").round(3))),
+            "",
+        ]
+    intra = intra_rater_by_design(humans)
+    write_csv(intra, "intra_rater.csv")
+    judge = judge_agreement(ratings, level_map=LEVELS_5_TO_3)
+    write_csv(judge, "judge_agreement.csv")
+    lines += [
+        "### Intra-rater reliability (repeats)",
+        "",
+        _md_table(intra.with_columns(pl.col("percent", "kappa").round(3))),
+        "",
+        "### The LLM judge",
+        "",
+        "Randolph's kappa between the judge and the rounded mean physician rating per unit "
+        "(3-point scale).",
+        "",
+        _md_table(judge.with_columns(pl.col("randolph_kappa", "exact_agreement").round(3))),
+        "",
+    ]
+    if dt is not None:
+        jv = judge_vs_experts(dt)
+        write_csv(jv, "judge_vs_experts.csv")
+        summ = (
+            jv.group_by("dimension", "design")
+            .agg(
+                pl.col("discrimination")
+                .filter(~pl.col("is_human"))
+                .first()
+                .round(2)
+                .alias("judge discrimination"),
+                pl.col("discrimination")
+                .filter(pl.col("is_human"))
+                .min()
+                .round(2)
+                .alias("physicians min"),
+                pl.col("discrimination")
+                .filter(pl.col("is_human"))
+                .max()
+                .round(2)
+                .alias("physicians max"),
+                pl.col("discrimination_rank")
+                .filter(~pl.col("is_human"))
+                .first()
+                .alias("judge rank"),
+                pl.col("severity")
+                .filter(~pl.col("is_human"))
+                .first()
+                .round(2)
+                .alias("judge severity"),
+            )
+            .sort("dimension", "design")
+        )
+        lines += [
+            "Rater-model discrimination (reliability) and severity of the judge against the "
+            "physicians' (`judge_vs_experts.csv`; rank 1 = most discriminating of 7).",
+            "",
+            _md_table(summ),
+            "",
+        ]
+    return lines
+
+
 def _agreement_wide(table: pl.DataFrame) -> pl.DataFrame:
     """Estimates with intervals as text, one column per statistic."""
     cell = pl.format(
@@ -383,6 +784,9 @@ def run_demo(
     random_seed: int = 1,
     ordinal_draws: int = 500,
     categorical_draws: int = 500,
+    rankings: bool = True,
+    designs: bool = True,
+    design_projections: bool = True,
 ) -> DemoResult:
     """Run the demo analysis of the built-in study and write the report folder.
 
@@ -402,6 +806,14 @@ def run_demo(
     categorical_draws : int
         Draws (and tuning steps) per chain of the hierarchical MACE model of the collapsed
         3-point ratings; 0 leaves it out.
+    rankings : bool
+        Add the system rankings (rater model when fitted, raw-rating baselines).
+    designs : bool
+        Add the design comparison (reliability by design, partial annotation, intra-rater
+        reliability, the LLM judge).
+    design_projections : bool
+        Add the simulation-based annotation-budget projection (the slowest design step;
+        needs the ordinal model); False for fast runs.
 
     Returns
     -------
@@ -410,7 +822,8 @@ def run_demo(
     Examples
     --------
     >>> import tempfile
-    >>> res = run_demo(tempfile.mkdtemp(), n_boot=100, ordinal_draws=0, categorical_draws=0)
+    >>> res = run_demo(tempfile.mkdtemp(), n_boot=100, ordinal_draws=0, categorical_draws=0,
+    ...                rankings=False, designs=False)
     >>> res.report.name
     'report.md'
     """
@@ -470,9 +883,27 @@ def run_demo(
         categorical_md = _categorical_section(ratings, categorical_draws, random_seed, write_csv)
 
     ordinal_md: list[str] = []
+    ordinal_dt: xr.DataTree | None = None
     if ordinal_draws:
         say(f"fitting the ordinal rater model (NUTS, 4 chains x {ordinal_draws} draws)")
-        ordinal_md = _ordinal_section(ratings, ordinal_draws, random_seed, write_csv)
+        ordinal_dt = _fit_ordinal(ratings, ordinal_draws, random_seed)
+        ordinal_md = _ordinal_section(ordinal_dt, ordinal_draws, random_seed, write_csv)
+
+    def save_fig(fig: Figure, name: str) -> None:
+        path = folder / name
+        fig.savefig(path, dpi=120)
+        files.append(path)
+
+    ranking_md: list[str] = []
+    if rankings:
+        say("ranking the systems (rater model and raw-rating baselines)")
+        ranking_md = _ranking_section(ratings, ordinal_dt, n_boot, random_seed, write_csv, save_fig)
+    design_md: list[str] = []
+    if designs:
+        say("comparing the annotation designs")
+        design_md = _design_section(
+            ratings, ordinal_dt, random_seed, write_csv, save_fig, projections=design_projections
+        )
 
     say("writing the report")
     sections = [
@@ -510,6 +941,8 @@ def run_demo(
         "",
         *categorical_md,
         *ordinal_md,
+        *ranking_md,
+        *design_md,
         "## Files",
         "",
         *[f"- `{p.name}`" for p in files],

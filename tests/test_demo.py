@@ -8,6 +8,7 @@ import pytest
 from raterstats.agreement import randolph_kappa
 from raterstats.datasets import load_clinical_qa
 from raterstats.demo import DEMO_STATISTICS, run_demo, schemes
+from raterstats.ranking import rank_systems
 
 
 @pytest.fixture(scope="module")
@@ -18,6 +19,7 @@ def demo(tmp_path_factory):
         random_seed=3,
         ordinal_draws=100,
         categorical_draws=100,
+        design_projections=False,
     )
 
 
@@ -82,3 +84,90 @@ def test_demo_has_the_categorical_part(demo):
     labels = pl.read_csv(demo.out / "mace_label_posteriors.csv")
     assert set(labels["label"].cast(pl.String).unique().to_list()) <= {"-1", "0", "1"}
     assert labels.filter(pl.col("item").str.contains("::")).height == 1555 * 3
+
+
+def test_demo_has_the_rankings(demo):
+    report = (demo.out / "report.md").read_text()
+    assert "## System rankings" in report
+    assert "![Rank probabilities](rank_probabilities.png)" in report
+    assert "![System fair averages by design](system_scores_by_design.png)" in report
+    for name in ("rank_probabilities.png", "system_scores_by_design.png", "ranking_pairs.csv"):
+        assert (demo.out / name).exists()
+    t = pl.read_csv(demo.out / "rankings.csv")
+    sources = set(t["source"].to_list())
+    assert sources == {
+        "rater model, coarse",
+        "rater model, fine",
+        "raw mean (coarse)",
+        "raw majority (coarse)",
+    }
+    per = t.group_by("source", "dimension").agg(
+        pl.col("expected_rank").sum(), pl.col("p_rank_1").sum()
+    )
+    assert per.height == 4 * 3
+    assert ((per["expected_rank"] - 6).abs() < 1e-9).all()  # ranks 1 + 2 + 3
+    assert ((per["p_rank_1"] - 1).abs() < 2e-3).all()  # rounded to 3 digits
+    dist = pl.read_csv(demo.out / "label_distribution_by_system.csv")
+    shares = dist.group_by("aggregation", "dimension", "system").agg(pl.col("share").sum())
+    assert shares.height == 2 * 3 * 3
+    assert ((shares["share"] - 1).abs() < 1e-9).all()
+    majority = dist.filter(pl.col("aggregation") == "majority")["n"].sum()
+    assert majority == 300 * 3  # one label per answer and dimension
+    # the baseline equals the direct computation with the demo's seed
+    direct = rank_systems(
+        load_clinical_qa().filter(design="coarse", rater_kind="human"),
+        method="mean",
+        n_boot=200,
+        random_seed=3,
+    )
+    row = t.filter(
+        pl.col("source") == "raw mean (coarse)",
+        pl.col("dimension") == "safety",
+        pl.col("system") == "llm-a",
+    )
+    want = float(direct["score_mean"].sel(dimension="safety", system="llm-a"))
+    assert row["score_mean"].item() == pytest.approx(want, abs=5e-4)
+
+
+def test_demo_has_the_design_comparison(demo):
+    report = (demo.out / "report.md").read_text()
+    for part in (
+        "## Annotation designs",
+        "### Reliability by design",
+        "### Partial annotation",
+        "![Partial annotation](partial_annotation.png)",
+        "### Intra-rater reliability",
+        "### The LLM judge",
+    ):
+        assert part in report
+    assert "### Annotation budget" not in report  # design_projections=False
+    cmp = pl.read_csv(demo.out / "design_comparison.csv")
+    assert cmp.height == 3 * 2
+    assert (
+        (cmp["reliability_low"] <= cmp["reliability"])
+        & (cmp["reliability"] <= cmp["reliability_high"])
+    ).all()
+    part = pl.read_csv(demo.out / "partial_annotation.csv")
+    assert part.height == 3 * 6
+    # at most 6 sentences were rated per answer: k = 6 is the full score
+    assert (part.filter(pl.col("k") == 6)["spearman_mean"] == 1.0).all()
+    intra = pl.read_csv(demo.out / "intra_rater.csv")
+    assert intra.height == 3 * 2
+
+
+@pytest.mark.slow
+def test_demo_budget_projection(tmp_path):
+    res = run_demo(tmp_path, n_boot=100, random_seed=2, ordinal_draws=60, categorical_draws=0)
+    report = (res.out / "report.md").read_text()
+    assert "### Annotation budget" in report
+    assert "![Projected reliability against cost](budget_reliability.png)" in report
+    b = pl.read_csv(res.out / "annotation_budget.csv")
+    assert b.height == 3 * 2 * 5 * 6  # dimensions x designs x raters x sentences
+    assert b["p_recovered"].is_between(0, 1).all()
+    # more raters never lower the projected reliability
+    mono = (
+        b.sort("n_raters")
+        .group_by("dimension", "design", "k")
+        .agg(pl.col("reliability").diff().drop_nulls().min().alias("step"))
+    )
+    assert (mono["step"] >= 0).all()
