@@ -424,7 +424,8 @@ def validate(
 ) -> None:
     """Read and validate a ratings file; print its summary, or every problem found.
 
-    Exits with status 1 when the file has problems, listing each with its row, column, value and what was expected.
+    Exits with status 1 when the file has problems, listing each problem
+    with its row, column, value and what was expected.
 
     Example: raterstats validate ratings.csv -c item=answer_id -c rater=annotator -s likert5
     """
@@ -471,13 +472,13 @@ def agreement(
 ) -> None:
     """Classical agreement per dimension x design with item-bootstrap intervals.
 
-    Prints a table (or JSON records with --json: statistic, cell, estimate, ci_low, ci_high, counts); --csv also writes it.
+    Prints a Markdown table, or JSON records with --json (statistic, cell,
+    estimate, ci_low, ci_high, counts); --csv also writes the table.
 
-    Example: raterstats agreement ratings.csv -s likert5 -m randolph_kappa -m krippendorff_alpha --json
+    Example: raterstats agreement ratings.csv -s likert5 -m randolph_kappa --json
     """
-    from raterstats.agreement import AGREEMENT_STATISTICS, AgreementInputError
+    from raterstats.agreement import AGREEMENT_STATISTICS, AgreementInputError, agreement_table
     from raterstats.agreement import agreement as compute
-    from raterstats.agreement import agreement_table
     from raterstats.agreement.table import DEFAULT_STATISTICS
 
     s = _study(study, source, column, scale, wide, filters, collapse)
@@ -527,9 +528,7 @@ def fit(
     study: StudyOpt = None,
     model: Annotated[
         str | None,
-        typer.Option(
-            "--model", help="mace, dawid-skene, ordinal or length-effect (default mace)."
-        ),
+        typer.Option("--model", help="mace, dawid-skene, ordinal or length-effect (default mace)."),
     ] = None,
     method: Annotated[
         str | None, typer.Option("--method", help="nuts (default), em, map or advi.")
@@ -554,7 +553,8 @@ def fit(
 ) -> None:
     """Fit a rater model and write the posterior (ArviZ DataTree) as netCDF.
 
-    The file reloads with xarray.open_datatree and is analysed like a fresh fit; its attrs hold the model, priors, sampler settings, seed and data fingerprint.
+    The file reloads with xarray.open_datatree and is analysed like a fresh fit;
+    its attrs hold the model, priors, sampler settings, seed and data fingerprint.
 
     Example: raterstats fit ratings.csv -s yes-partially-no --model mace --method em --out fit.nc
     """
@@ -586,7 +586,8 @@ def fit(
         try:
             dt = spec.fit(ratings, progress=False, **settings)
         except ModelInputError as err:
-            raise _fail(f"{name} cannot fit these ratings:\n  - " + "\n  - ".join(err.problems))
+            problems = "\n  - ".join(err.problems)
+            raise _fail(f"{name} cannot fit these ratings:\n  - {problems}") from None
         except (ValueError, NotImplementedError) as err:
             raise _fail(f"fit: {err}", 2) from None
         say(f"writing {target}")
@@ -660,9 +661,10 @@ def rank(
 ) -> None:
     """Rank the systems with uncertainty: score interval, expected rank, P(best).
 
-    From raw ratings (mean, majority or Pyramid score with a case bootstrap, or MACE / Dawid-Skene labels) or from a fit.
+    From raw ratings (mean, majority or Pyramid score with a case bootstrap)
+    or from a fit (--fit fit.nc).
 
-    Example: raterstats rank ratings.csv -s yes-partially-no --method pyramid --score-map yes_partially_no --json
+    Example: raterstats rank ratings.csv --method pyramid --score-map yes_partially_no
     """
     try:
         from raterstats.ranking import rank_systems, rank_table

@@ -201,8 +201,7 @@ def _fit_sentence(label: str | None, dt: xr.DataTree) -> tuple[str, list[str]]:
         parts.append(f"Posterior mode by numerical optimisation, random seed {seed}")
     elif method == "advi":
         parts.append(
-            f"Mean-field ADVI approximation, {attrs.get('draws')} draws from it, "
-            f"random seed {seed}"
+            f"Mean-field ADVI approximation, {attrs.get('draws')} draws from it, random seed {seed}"
         )
     versions = [f"raterstats {attrs.get('raterstats_version', '?')}"]
     for key in ("creation_library", "inference_library"):
@@ -452,9 +451,7 @@ def report(
             f"report: {len(missing)} figure(s) referenced in {md_path} are not in {src_dir}: "
             + ", ".join(repr(s) for s in missing)
         )
-    extra = sorted(
-        p for p in src_dir.iterdir() if p.suffix.lower() in _MIME and p.name not in used
-    )
+    extra = sorted(p for p in src_dir.iterdir() if p.suffix.lower() in _MIME and p.name not in used)
     extra_md = ""
     if extra:
         extra_md = "\n## Further figures\n\n" + "".join(

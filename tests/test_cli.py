@@ -291,9 +291,7 @@ def test_fit_writes_a_netcdf_that_reloads(categorical_file, tmp_path):
 
     out = tmp_path / "fit.nc"
     study = _study_file(tmp_path / "study.toml", categorical_file)
-    res = runner.invoke(
-        app, ["fit", "-S", str(study), "--seed", "3", "--out", str(out), "--json"]
-    )
+    res = runner.invoke(app, ["fit", "-S", str(study), "--seed", "3", "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
     info = json.loads(res.stdout)
     assert info["model"] == "mace" and info["method"] == "em" and info["random_seed"] == 3
@@ -345,7 +343,8 @@ _HAS_RANKING = importlib.util.find_spec("raterstats.ranking") is not None
 )
 def test_rank_from_ratings_matches_the_library(categorical_file):
     from raterstats import NominalScale, read_ratings
-    from raterstats.ranking import rank_systems, rank_table
+
+    ranking = importlib.import_module("raterstats.ranking")
 
     res = runner.invoke(
         app,
@@ -373,8 +372,8 @@ def test_rank_from_ratings_matches_the_library(categorical_file):
         columns=dict(c.split("=") for c in COLUMNS[1::2]),
         scale=NominalScale(["yes", "partially", "no"]),
     )
-    direct = rank_table(
-        rank_systems(
+    direct = ranking.rank_table(
+        ranking.rank_systems(
             r,
             method="pyramid",
             score_map="yes_partially_no",

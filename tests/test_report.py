@@ -79,7 +79,7 @@ def test_report_elsewhere_copies_the_tables_and_names_missing_figures(tmp_path):
         "- `t.csv`\n"
     )
     (src / "t.csv").write_text("x,y\n1,2\n")
-    with pytest.raises(FileNotFoundError, match="'a.png'"):
+    with pytest.raises(FileNotFoundError, match=r"'a\.png'"):
         report(src)
     (src / "a.png").write_bytes(PNG_MAGIC + b"0" * 8)
     (src / "b.png").write_bytes(PNG_MAGIC + b"1" * 8)  # not referenced: still shown
@@ -123,7 +123,7 @@ def test_methods_paragraph_states_what_the_fits_hold():
         assert text.count(ref) == 1, ref
     with pytest.raises(ValueError, match="at least one fit"):
         methods_paragraph([])
-    with pytest.raises(TypeError, match="expected an xr.DataTree"):
+    with pytest.raises(TypeError, match=r"expected an xr\.DataTree"):
         methods_paragraph([ds])  # type: ignore[list-item]
 
 
