@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -697,6 +697,84 @@ def rank(
         except (ValueError, KeyError, TypeError) as err:
             raise _fail(f"rank: {err}") from None
     _print_frame(rank_table(ds), as_json=as_json, csv=csv)
+
+
+# ----------------------------------------------------------------------------- designs
+
+
+def _level_map(text: str | Mapping[str, Any] | None) -> dict[int, float] | None:
+    """``1=-1,2=-1,3=0,4=1,5=1`` (or a TOML table) -> {1: -1.0, ...}."""
+    if text is None:
+        return None
+    items = (
+        text.items()
+        if isinstance(text, Mapping)
+        else _pairs(text.split(","), "--level-map").items()
+    )
+    try:
+        return {int(k): float(v) for k, v in items}
+    except ValueError:
+        raise _fail(
+            f"--level-map takes LEVEL=VALUE pairs of numbers, e.g. 1=-1,2=-1,3=0,4=1,5=1; "
+            f"got {text!r}",
+            2,
+        ) from None
+
+
+@app.command()
+def designs(
+    fit_file: Annotated[
+        Path | None,
+        typer.Option("--fit", help="A fit of the ordinal model (raterstats fit --model ordinal)."),
+    ] = None,
+    study: StudyOpt = None,
+    n_replicates: Annotated[
+        int | None,
+        typer.Option(
+            "--n-replicates",
+            help="Posterior predictive replicates for kappa / alpha per design (100; 0 skips).",
+        ),
+    ] = None,
+    level_map: Annotated[
+        str | None,
+        typer.Option(
+            "--level-map",
+            help="Map rating levels before agreement, e.g. 1=-1,2=-1,3=0,4=1,5=1 (3-point).",
+        ),
+    ] = None,
+    ci: Annotated[float | None, typer.Option("--ci", help="Interval probability (0.9).")] = None,
+    seed: SeedOpt = None,
+    as_json: JsonOpt = False,
+    csv: CsvOpt = None,
+) -> None:
+    """Compare annotation designs: reliability per dimension x design from an ordinal fit.
+
+    With posterior predictive Randolph's kappa and Krippendorff's alpha per design.
+
+    Example: raterstats designs --fit ordinal.nc --level-map 1=-1,2=-1,3=0,4=1,5=1 --json
+    """
+    try:
+        from raterstats.design import compare_designs, design_table
+    except ImportError:  # pragma: no cover - until the design module is installed
+        raise _fail("this installation of raterstats has no design module", 2) from None
+
+    s = Study.read(study) if study is not None else Study()
+    path = fit_file or s.sections.get("designs", {}).get("fit")
+    if path is None:
+        raise _fail("designs needs --fit FIT.nc (an OrdinalRaters fit)", 2)
+    dt = _open_fit(Path(path))
+    with _spinner("comparing designs"):
+        try:
+            ds = compare_designs(
+                dt,
+                n_replicates=int(s.option("designs", "n_replicates", n_replicates, 100)),
+                level_map=_level_map(s.option("designs", "level_map", level_map, None)),
+                ci_prob=float(s.option("designs", "ci", ci, 0.9)),
+                random_seed=int(s.option("designs", "seed", seed, 1)),
+            )
+        except (ValueError, KeyError) as err:
+            raise _fail(f"designs: {err}") from None
+    _print_frame(design_table(ds), as_json=as_json, csv=csv)
 
 
 # ----------------------------------------------------------------------------- report

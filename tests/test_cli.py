@@ -385,3 +385,71 @@ def test_rank_from_ratings_matches_the_library(categorical_file):
     assert [row["system"] for row in rows] == direct["system"].to_list()
     assert [row["expected_rank"] for row in rows] == direct["expected_rank"].to_list()
     assert sorted(row["system"] for row in rows) == ["sys01", "sys02", "sys03"]
+
+
+_HAS_DESIGN = importlib.util.find_spec("raterstats.design") is not None
+
+
+@pytest.mark.skipif(
+    not _HAS_DESIGN, reason="raterstats.design (issue 6, branch wip-rank) is not merged yet"
+)
+def test_designs_from_an_ordinal_fit_matches_the_library(tmp_path):
+    import xarray as xr
+
+    from raterstats.simulate import clinical_qa_study
+
+    design = importlib.import_module("raterstats.design")
+    r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    data = tmp_path / "study.csv"
+    r.data.drop("value", "code", "source_row").write_csv(data)
+    fit_nc = tmp_path / "ordinal.nc"
+    res = runner.invoke(
+        app,
+        [
+            "fit",
+            str(data),
+            "-s",
+            "likert5",
+            "--model",
+            "ordinal",
+            "--draws",
+            "30",
+            "--chains",
+            "1",
+            "--out",
+            str(fit_nc),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    level_map = "1=-1,2=-1,3=0,4=1,5=1"
+    res = runner.invoke(
+        app,
+        [
+            "designs",
+            "--fit",
+            str(fit_nc),
+            "--n-replicates",
+            "5",
+            "--level-map",
+            level_map,
+            "--json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    direct = design.design_table(
+        design.compare_designs(
+            xr.open_datatree(fit_nc),
+            n_replicates=5,
+            level_map={1: -1, 2: -1, 3: 0, 4: 1, 5: 1},
+            ci_prob=0.9,
+            random_seed=1,
+        )
+    )
+    assert [(x["dimension"], x["design"]) for x in rows] == list(
+        zip(direct["dimension"], direct["design"], strict=True)
+    )
+    assert [x["reliability"] for x in rows] == direct["reliability"].to_list()
+    assert [x["kappa_mean"] for x in rows] == direct["kappa_mean"].to_list()
+    res = runner.invoke(app, ["designs", "--fit", str(fit_nc), "--level-map", "a=b"])
+    assert res.exit_code == 2 and "--level-map takes" in res.output
