@@ -72,7 +72,7 @@ case "$task" in
     setup
     echo "run.sh: installing the documentation tools (.[docs]) into $venv" >&2
     "$venv/bin/python" -m pip install --quiet -e ".[docs]"
-    NO_MKDOCS_2_WARNING=1 exec "$venv/bin/mkdocs" build --strict --site-dir site "$@"
+    NO_MKDOCS_2_WARNING=1 exec "$venv/bin/python" -m mkdocs build --strict --site-dir site "$@"
     ;;
   setup)
     setup
