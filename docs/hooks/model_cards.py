@@ -21,9 +21,7 @@ def on_files(files: Files, config: Any) -> Files:
     for card in sorted(CARDS.glob("*/card.md")):
         uri = f"models/{card.parent.name}.md"
         if files.get_file_from_path(uri) is None:
-            files.append(
-                File.generated(config, uri, abs_src_path=str(card))
-            )
+            files.append(File.generated(config, uri, abs_src_path=str(card)))
     return files
 
 
