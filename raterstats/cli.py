@@ -138,7 +138,7 @@ def _print_frame(frame: pl.DataFrame, *, as_json: bool, csv: Path | None) -> Non
         console.log(f"wrote {csv}")
     if as_json:
         typer.echo(json.dumps(_records(frame), indent=2, default=str))
-    elif csv is None or str(csv) != "-":
+    else:
         typer.echo(_md_table(frame))
 
 
@@ -395,7 +395,10 @@ def _load(s: Study) -> Ratings:
     except RatingsError as err:
         raise _fail(str(err)) from None
     if s.filter:
-        ratings = ratings.filter(**s.filter)
+        try:
+            ratings = ratings.filter(**s.filter)
+        except (KeyError, ValueError, TypeError) as err:
+            raise _fail(f"--filter {s.filter}: {err}", 2) from None
         if ratings.n_ratings == 0:
             raise _fail(f"no ratings left after --filter {s.filter}")
     if s.collapse:

@@ -453,3 +453,45 @@ def test_designs_from_an_ordinal_fit_matches_the_library(tmp_path):
     assert [x["kappa_mean"] for x in rows] == direct["kappa_mean"].to_list()
     res = runner.invoke(app, ["designs", "--fit", str(fit_nc), "--level-map", "a=b"])
     assert res.exit_code == 2 and "--level-map takes" in res.output
+
+
+def test_filter_and_collapse_options(categorical_file, tmp_path):
+    from raterstats.simulate import clinical_qa_study
+
+    study = _study_file(tmp_path / "study.toml", categorical_file)
+    res = runner.invoke(app, ["validate", "-S", str(study), "-f", "system=sys01,sys02", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["n_ratings"] == 36  # 2 of 3 systems x 6 cases x 3 raters
+    res = runner.invoke(app, ["validate", "-S", str(study), "-f", "colour=red"])
+    assert res.exit_code == 2 and "cannot filter on 'colour'" in res.output
+
+    r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    data = tmp_path / "likert.csv"
+    r.data.drop("value", "code", "source_row").write_csv(data)
+    res = runner.invoke(
+        app,
+        [
+            "agreement",
+            str(data),
+            "-s",
+            "likert5",
+            "--collapse",
+            "likert5_to_3",
+            "-f",
+            "design=coarse",
+            "-f",
+            "rater_kind=human",
+            "-m",
+            "randolph_kappa",
+            "--n-boot",
+            "0",
+            "--json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    from raterstats.agreement import randolph_kappa
+
+    three = r.filter(design="coarse", rater_kind="human").collapse("likert5_to_3")
+    rows = {x["dimension"]: x["estimate"] for x in json.loads(res.stdout)}
+    for dim in ("correctness", "relevance", "safety"):
+        assert rows[dim] == pytest.approx(randolph_kappa(three.filter(dimension=dim)))
