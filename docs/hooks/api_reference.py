@@ -77,6 +77,8 @@ def api_markdown() -> str:
         for n in names:
             lines += [f"::: raterstats.{n}", ""]
     for module, title in MODULES.items():
+        if all(n in raterstats.__all__ for n in _module_members(module)):
+            continue  # everything it offers is exported, so documented above
         lines += [f"## {title}", "", f"::: {module}", "    options:", "      members:"]
         lines += [f"        - {m}" for m in _module_members(module)]
         lines += ["      show_root_heading: false", ""]
