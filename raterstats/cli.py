@@ -24,6 +24,9 @@ for a study (options given on the command line win). A study file::
     model = "mace"
     draws = 1000
 
+    [rank]                          # also [designs]: defaults of those commands
+    score_map = "yes_partially_no"
+
 Examples::
 
     raterstats demo --out raterstats-report
@@ -31,6 +34,8 @@ Examples::
         --scale likert5
     raterstats agreement --study study.toml --json
     raterstats fit --study study.toml --model mace --method em --out fit.nc
+    raterstats rank --study study.toml --fit fit.nc --json
+    raterstats report raterstats-report --fit MACE=fit.nc
 """
 
 from __future__ import annotations
@@ -263,7 +268,7 @@ class Study:
         except tomllib.TOMLDecodeError as err:
             raise _fail(f"study file {path}: not valid TOML ({err})", 2) from None
         known = {"data", "columns", "scale", "format", "filter", "collapse"}
-        sections = {"agreement", "fit", "rank", "designs", "report"}
+        sections = {"agreement", "fit", "rank", "designs"}
         unknown = sorted(set(raw) - known - sections)
         if unknown:
             raise _fail(
@@ -297,7 +302,7 @@ StudyOpt = Annotated[
         "--study",
         "-S",
         help="TOML study file with data, \\[columns], scale, \\[filter], collapse and "
-        "per-command defaults (\\[agreement], \\[fit], \\[rank]).",
+        "per-command defaults (\\[agreement], \\[fit], \\[rank], \\[designs]).",
     ),
 ]
 SourceArg = Annotated[
