@@ -5,6 +5,7 @@ methods paragraph of fits."""
 from __future__ import annotations
 
 import base64
+import inspect
 import json
 import os
 import re
@@ -27,7 +28,10 @@ _IMG = re.compile(r'<img src="(?P<src>[^"]*)" alt="(?P<alt>[^"]*)"')
 def demo_html(tmp_path_factory) -> Path:
     """The demo with small settings (short model fits) and its HTML report."""
     folder = tmp_path_factory.mktemp("demo-report")
-    run_demo(folder, n_boot=50, ordinal_draws=25, categorical_draws=25, random_seed=2)
+    # the simulated budget projections take minutes; the slow demo tests cover them
+    fast = {"design_projections": False}
+    options = {k: v for k, v in fast.items() if k in inspect.signature(run_demo).parameters}
+    run_demo(folder, n_boot=50, ordinal_draws=25, categorical_draws=25, random_seed=2, **options)
     return report(folder)
 
 
