@@ -40,6 +40,10 @@ SETTINGS: dict[str, tuple[list[str], list[str]]] = {
         ["Class prevalences", "Confusion matrix of anaesthetist 5"],
     ),
     "dialsummeval_ordinal.py": (["--draws", "100"], ["Kendall tau-b"]),
+    "archehr_rankings.py": (
+        ["--repeats", "2"],
+        ["Ranking concordance (Kendall tau-b)", "MACE rankings from fewer raters"],
+    ),
 }
 
 
