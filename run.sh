@@ -4,6 +4,7 @@
 #   bash run.sh demo [--out DIR]   analyse the built-in clinical-QA study, write a report
 #   bash run.sh test [PYTEST ARGS] run the test suite (slow sampling tests: -m slow)
 #   bash run.sh lint               ruff + mypy
+#   bash run.sh docs               build the documentation into site/ (warnings are errors)
 #
 # Needs only Python 3.12+ with pip/venv. Set PYTHON=/path/to/python3.x to choose the
 # interpreter; otherwise the newest python3.1x >= 3.12 on PATH (or under pyenv) is used.
@@ -66,6 +67,12 @@ case "$task" in
     setup
     "$venv/bin/ruff" check .
     exec "$venv/bin/mypy"
+    ;;
+  docs)
+    setup
+    echo "run.sh: installing the documentation tools (.[docs]) into $venv" >&2
+    "$venv/bin/python" -m pip install --quiet -e ".[docs]"
+    NO_MKDOCS_2_WARNING=1 exec "$venv/bin/python" -m mkdocs build --strict --site-dir site "$@"
     ;;
   setup)
     setup

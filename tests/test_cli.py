@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 
+import polars as pl
+import pytest
 from typer.testing import CliRunner
 
 from raterstats.cli import app
@@ -82,3 +85,413 @@ def test_console_script_entry_point():
         check=True,
     )
     assert res.stdout.startswith("raterstats ")
+
+
+# ----------------------------------------------------------------------------- the new commands
+
+COMMANDS = ("demo", "validate", "agreement", "fit", "rank", "designs", "report")
+
+
+def _registered() -> list[str]:
+    import typer.main
+
+    group = typer.main.get_command(app)
+    return sorted(group.commands)  # type: ignore[attr-defined]
+
+
+def test_every_command_is_registered_and_its_help_shows_an_example():
+    names = _registered()
+    assert sorted(COMMANDS) == names
+    for cmd in names:
+        res = runner.invoke(app, [cmd, "--help"], terminal_width=200)
+        assert res.exit_code == 0, res.output
+        assert "Example:" in res.output
+        assert f"raterstats {cmd}" in res.output
+
+
+@pytest.fixture
+def categorical_file(tmp_path):
+    """One categorical dimension (yes / partially / no) of a simulated ArchEHR-like study,
+    with the user's own column names."""
+    from raterstats.simulate import archehr_like_study
+
+    r = archehr_like_study(n_cases=6, n_systems=3, random_seed=1).ratings
+    frame = (
+        r.data.filter(pl.col("dimension") == "answers_question")
+        .select("item", "rater", "rating", "dimension", "system", "question")
+        .rename(
+            {
+                "item": "answer_id",
+                "rater": "annotator",
+                "rating": "label",
+                "dimension": "aspect",
+                "system": "model",
+                "question": "case",
+            }
+        )
+    )
+    path = tmp_path / "ratings.csv"
+    frame.write_csv(path)
+    return path
+
+
+COLUMNS = [
+    "-c",
+    "item=answer_id",
+    "-c",
+    "rater=annotator",
+    "-c",
+    "rating=label",
+    "-c",
+    "dimension=aspect",
+    "-c",
+    "system=model",
+    "-c",
+    "question=case",
+]
+
+
+def _study_file(path, data):
+    text = f"""
+data = "{data.name}"
+scale = "yes-partially-no"
+
+[columns]
+item = "answer_id"
+rater = "annotator"
+rating = "label"
+dimension = "aspect"
+system = "model"
+question = "case"
+
+[agreement]
+statistics = ["randolph_kappa", "krippendorff_alpha"]
+n_boot = 100
+
+[fit]
+model = "mace"
+method = "em"
+"""
+    path.write_text(text)
+    return path
+
+
+def test_agreement_json_parses_and_matches_the_library(categorical_file):
+    from raterstats import NominalScale, read_ratings
+    from raterstats.agreement import randolph_kappa
+
+    res = runner.invoke(
+        app,
+        [
+            "agreement",
+            str(categorical_file),
+            *COLUMNS,
+            "-s",
+            "yes-partially-no",
+            "-m",
+            "randolph_kappa",
+            "--n-boot",
+            "50",
+            "--json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert [r["statistic"] for r in rows] == ["randolph_kappa"]
+    r = read_ratings(
+        categorical_file,
+        columns=dict(c.split("=") for c in COLUMNS[1::2]),
+        scale=NominalScale(["yes", "partially", "no"]),
+    )
+    assert rows[0]["estimate"] == pytest.approx(randolph_kappa(r))
+    assert rows[0]["ci_low"] <= rows[0]["estimate"] <= rows[0]["ci_high"]
+    assert rows[0]["n_items"] == 18
+
+
+def test_agreement_csv_output(categorical_file, tmp_path):
+    out = tmp_path / "agreement.csv"
+    res = runner.invoke(
+        app,
+        ["agreement", str(categorical_file), *COLUMNS, "--n-boot", "0", "--csv", str(out)],
+    )
+    assert res.exit_code == 0, res.output
+    table = pl.read_csv(out)
+    assert set(table["statistic"]) == {
+        "percent_agreement",
+        "fleiss_kappa",
+        "randolph_kappa",
+        "gwet_ac1",
+        "krippendorff_alpha",
+    }
+    assert "| statistic |" in res.stdout  # the Markdown table on stdout
+
+
+def test_study_file_sets_columns_scale_and_defaults(categorical_file, tmp_path):
+    study = _study_file(tmp_path / "study.toml", categorical_file)
+    res = runner.invoke(app, ["agreement", "--study", str(study), "--json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert [r["statistic"] for r in rows] == ["randolph_kappa", "krippendorff_alpha"]
+    assert all(r["n_boot_valid"] == 100 for r in rows)
+    # the same numbers as with every option on the command line
+    res2 = runner.invoke(
+        app,
+        [
+            "agreement",
+            str(categorical_file),
+            *COLUMNS,
+            "-s",
+            "yes-partially-no",
+            "-m",
+            "randolph_kappa",
+            "-m",
+            "krippendorff_alpha",
+            "--n-boot",
+            "100",
+            "--json",
+        ],
+    )
+    assert json.loads(res2.stdout) == rows
+    # the command line wins over the study file
+    res3 = runner.invoke(app, ["agreement", "-S", str(study), "-m", "fleiss_kappa", "--json"])
+    assert [r["statistic"] for r in json.loads(res3.stdout)] == ["fleiss_kappa"]
+    res4 = runner.invoke(app, ["validate", "-S", str(study), "--json"])
+    assert res4.exit_code == 0, res4.output
+    assert json.loads(res4.stdout)["n_ratings"] == 54
+
+
+def test_study_file_errors_are_reported(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('data = "x.csv"\n[colums]\nitem = "a"\n')
+    res = runner.invoke(app, ["validate", "--study", str(bad)])
+    assert res.exit_code == 2
+    assert "unknown keys ['colums']" in res.output
+    bad.write_text("data = \n")
+    res = runner.invoke(app, ["validate", "--study", str(bad)])
+    assert res.exit_code == 2 and "not valid TOML" in res.output
+    res = runner.invoke(app, ["validate"])
+    assert res.exit_code == 2 and "no ratings file" in res.output
+
+
+def test_bad_data_fails_every_data_command_with_the_problem_list(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("item,rater,rating\na,,1\nb,y,9\nc,z,2\n")
+    for cmd in ("validate", "agreement", "fit"):
+        res = runner.invoke(app, [cmd, str(path), "-s", "likert5"])
+        assert res.exit_code == 1, (cmd, res.output)
+        assert "2 problems in ratings" in res.output
+        assert "row 1, column 'rater'" in res.output
+        assert "row 2, column 'rating': got '9'" in res.output
+
+
+def test_fit_writes_a_netcdf_that_reloads(categorical_file, tmp_path):
+    import xarray as xr
+
+    from raterstats import MACE, NominalScale, read_ratings
+
+    out = tmp_path / "fit.nc"
+    study = _study_file(tmp_path / "study.toml", categorical_file)
+    res = runner.invoke(app, ["fit", "-S", str(study), "--seed", "3", "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    info = json.loads(res.stdout)
+    assert info["model"] == "mace" and info["method"] == "em" and info["random_seed"] == 3
+    back = xr.open_datatree(out)
+    assert back.attrs["data_fingerprint"] == info["data_fingerprint"]
+    r = read_ratings(
+        categorical_file,
+        columns=dict(c.split("=") for c in COLUMNS[1::2]),
+        scale=NominalScale(["yes", "partially", "no"]),
+    )
+    direct = MACE().fit(r, method="em", random_seed=3, progress=False)
+    xr.testing.assert_allclose(
+        back["posterior"]["competence"].load(), direct["posterior"]["competence"]
+    )
+
+
+def test_fit_rejects_unknown_model_and_options(categorical_file, tmp_path):
+    res = runner.invoke(app, ["fit", str(categorical_file), *COLUMNS, "--model", "glad"])
+    assert res.exit_code == 2 and "unknown model 'glad'" in res.output
+    res = runner.invoke(
+        app, ["fit", str(categorical_file), *COLUMNS, "--method", "em", "-O", "colour=red"]
+    )
+    assert res.exit_code == 2 and "colour" in res.output
+
+
+def test_report_command_writes_html_with_methods(tmp_path, categorical_file):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "report.md").write_text("# My study\n\n## Files\n\n- `t.csv`\n")
+    (folder / "t.csv").write_text("a,b\n1,2\n")
+    fit_nc = tmp_path / "fit.nc"
+    study = _study_file(tmp_path / "study.toml", categorical_file)
+    assert runner.invoke(app, ["fit", "-S", str(study), "--out", str(fit_nc)]).exit_code == 0
+    res = runner.invoke(app, ["report", str(folder), "--fit", f"MACE={fit_nc}"])
+    assert res.exit_code == 0, res.output
+    page = (folder / "report.html").read_text()
+    assert "<title>My study</title>" in page
+    assert 'id="methods"' in page and "Hovy et al. 2013" in page
+    assert '<a href="t.csv">' in page
+    res = runner.invoke(app, ["report", str(tmp_path / "nowhere")])
+    assert res.exit_code == 1 and "report.md" in res.output
+
+
+_HAS_RANKING = importlib.util.find_spec("raterstats.ranking") is not None
+
+
+@pytest.mark.skipif(
+    not _HAS_RANKING, reason="raterstats.ranking (issue 6, branch wip-rank) is not merged yet"
+)
+def test_rank_from_ratings_matches_the_library(categorical_file):
+    from raterstats import NominalScale, read_ratings
+
+    ranking = importlib.import_module("raterstats.ranking")
+
+    res = runner.invoke(
+        app,
+        [
+            "rank",
+            str(categorical_file),
+            *COLUMNS,
+            "-s",
+            "yes-partially-no",
+            "--method",
+            "pyramid",
+            "--score-map",
+            "yes_partially_no",
+            "--n-boot",
+            "100",
+            "--seed",
+            "2",
+            "--json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    r = read_ratings(
+        categorical_file,
+        columns=dict(c.split("=") for c in COLUMNS[1::2]),
+        scale=NominalScale(["yes", "partially", "no"]),
+    )
+    direct = ranking.rank_table(
+        ranking.rank_systems(
+            r,
+            method="pyramid",
+            score_map="yes_partially_no",
+            n_boot=100,
+            ci_prob=0.9,
+            random_seed=2,
+        )
+    )
+    assert [row["system"] for row in rows] == direct["system"].to_list()
+    assert [row["expected_rank"] for row in rows] == direct["expected_rank"].to_list()
+    assert sorted(row["system"] for row in rows) == ["sys01", "sys02", "sys03"]
+
+
+_HAS_DESIGN = importlib.util.find_spec("raterstats.design") is not None
+
+
+@pytest.mark.skipif(
+    not _HAS_DESIGN, reason="raterstats.design (issue 6, branch wip-rank) is not merged yet"
+)
+def test_designs_from_an_ordinal_fit_matches_the_library(tmp_path):
+    import xarray as xr
+
+    from raterstats.simulate import clinical_qa_study
+
+    design = importlib.import_module("raterstats.design")
+    r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    data = tmp_path / "study.csv"
+    r.data.drop("value", "code", "source_row").write_csv(data)
+    fit_nc = tmp_path / "ordinal.nc"
+    res = runner.invoke(
+        app,
+        [
+            "fit",
+            str(data),
+            "-s",
+            "likert5",
+            "--model",
+            "ordinal",
+            "--draws",
+            "30",
+            "--chains",
+            "1",
+            "--out",
+            str(fit_nc),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    level_map = "1=-1,2=-1,3=0,4=1,5=1"
+    res = runner.invoke(
+        app,
+        [
+            "designs",
+            "--fit",
+            str(fit_nc),
+            "--n-replicates",
+            "5",
+            "--level-map",
+            level_map,
+            "--json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    direct = design.design_table(
+        design.compare_designs(
+            xr.open_datatree(fit_nc),
+            n_replicates=5,
+            level_map={1: -1, 2: -1, 3: 0, 4: 1, 5: 1},
+            ci_prob=0.9,
+            random_seed=1,
+        )
+    )
+    assert [(x["dimension"], x["design"]) for x in rows] == list(
+        zip(direct["dimension"], direct["design"], strict=True)
+    )
+    assert [x["reliability"] for x in rows] == direct["reliability"].to_list()
+    assert [x["kappa_mean"] for x in rows] == direct["kappa_mean"].to_list()
+    res = runner.invoke(app, ["designs", "--fit", str(fit_nc), "--level-map", "a=b"])
+    assert res.exit_code == 2 and "--level-map takes" in res.output
+
+
+def test_filter_and_collapse_options(categorical_file, tmp_path):
+    from raterstats.simulate import clinical_qa_study
+
+    study = _study_file(tmp_path / "study.toml", categorical_file)
+    res = runner.invoke(app, ["validate", "-S", str(study), "-f", "system=sys01,sys02", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["n_ratings"] == 36  # 2 of 3 systems x 6 cases x 3 raters
+    res = runner.invoke(app, ["validate", "-S", str(study), "-f", "colour=red"])
+    assert res.exit_code == 2 and "cannot filter on 'colour'" in res.output
+
+    r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    data = tmp_path / "likert.csv"
+    r.data.drop("value", "code", "source_row").write_csv(data)
+    res = runner.invoke(
+        app,
+        [
+            "agreement",
+            str(data),
+            "-s",
+            "likert5",
+            "--collapse",
+            "likert5_to_3",
+            "-f",
+            "design=coarse",
+            "-f",
+            "rater_kind=human",
+            "-m",
+            "randolph_kappa",
+            "--n-boot",
+            "0",
+            "--json",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    from raterstats.agreement import randolph_kappa
+
+    three = r.filter(design="coarse", rater_kind="human").collapse("likert5_to_3")
+    rows = {x["dimension"]: x["estimate"] for x in json.loads(res.stdout)}
+    for dim in ("correctness", "relevance", "safety"):
+        assert rows[dim] == pytest.approx(randolph_kappa(three.filter(dimension=dim)))

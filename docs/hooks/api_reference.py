@@ -1,0 +1,91 @@
+"""mkdocs hook: the API reference page (``api.md``), generated from ``raterstats.__all__``.
+
+Every public name gets a mkdocstrings block (``::: raterstats.<name>``), grouped by the
+module that defines it, so the page always lists exactly the exported API; the agreement
+statistics, the ordinal-model helpers and the report follow as modules.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+from mkdocs.structure.files import File, Files
+
+#: Section title per defining module (others: the module name).
+SECTIONS = {
+    "raterstats.ingest": "Reading ratings",
+    "raterstats.ratings": "Ratings",
+    "raterstats.scales": "Scales and scale maps",
+    "raterstats.models": "Models",
+    "raterstats.posterior": "After fitting: posteriors",
+    "raterstats.diagnostics": "After fitting: diagnostics",
+    "raterstats.ranking": "Rankings",
+    "raterstats.design": "Designs",
+    "raterstats.report": "Report",
+}
+
+#: Modules documented as a whole after the exported names, with the members to show.
+MODULES = {
+    "raterstats.agreement": "Agreement statistics (raterstats.agreement)",
+    "raterstats.models.ordinal": "Ordinal model helpers (raterstats.models.ordinal)",
+    "raterstats.report": "HTML report and methods paragraph (raterstats.report)",
+}
+
+
+def _section(module: str) -> str:
+    for prefix, title in SECTIONS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            return title
+    return module
+
+
+def _module_members(name: str) -> list[str]:
+    mod = importlib.import_module(name)
+    names = getattr(mod, "__all__", None)
+    if names is None:
+        names = [
+            n
+            for n, obj in vars(mod).items()
+            if not n.startswith("_")
+            and inspect.isfunction(obj)
+            and getattr(obj, "__module__", "") == name
+        ]
+    return [n for n in names if callable(getattr(mod, n, None))]
+
+
+def api_markdown() -> str:
+    import raterstats
+
+    groups: dict[str, list[str]] = {}
+    for name in raterstats.__all__:
+        obj = getattr(raterstats, name)
+        if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+            continue
+        groups.setdefault(_section(getattr(obj, "__module__", "raterstats")), []).append(name)
+    lines = [
+        "# API reference",
+        "",
+        "Generated from `raterstats.__all__` (the public API), grouped by the module that "
+        "defines each name, then the agreement statistics, the ordinal-model helpers and "
+        "the report module.",
+        "",
+    ]
+    for title, names in groups.items():
+        lines += [f"## {title}", ""]
+        for n in names:
+            lines += [f"::: raterstats.{n}", ""]
+    for module, title in MODULES.items():
+        if all(n in raterstats.__all__ for n in _module_members(module)):
+            continue  # everything it offers is exported, so documented above
+        lines += [f"## {title}", "", f"::: {module}", "    options:", "      members:"]
+        lines += [f"        - {m}" for m in _module_members(module)]
+        lines += ["      show_root_heading: false", ""]
+    return "\n".join(lines)
+
+
+def on_files(files: Files, config: Any) -> Files:
+    if files.get_file_from_path("api.md") is None:
+        files.append(File.generated(config, "api.md", content=api_markdown()))
+    return files

@@ -1,0 +1,513 @@
+"""One self-contained HTML report from a results folder, and the methods paragraph of fits.
+
+:func:`report` lays out what an analysis already wrote — a ``report.md`` with its PNG figures
+and CSV tables, as ``raterstats demo`` writes them — as one HTML file: the figures embedded
+as ``data:`` URIs, the Markdown tables rendered, a table of contents and a small stylesheet;
+the CSV tables stay beside it. :func:`methods_paragraph` states, from the attributes a fit
+carries, the models, priors, sampler settings, versions, seeds and data fingerprints, with
+references. Neither computes a new number.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import xarray as xr
+
+__all__ = ["MODEL_REFERENCES", "STATISTIC_REFERENCES", "methods_paragraph", "report"]
+
+#: Human-readable name and references of each model (``dt.attrs["model"]``).
+MODEL_REFERENCES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "mace": (
+        "MACE (multi-annotator competence estimation; Hovy et al. 2013), with competence per "
+        "rater, dimension and design",
+        (
+            "Hovy, D., Berg-Kirkpatrick, T., Vaswani, A., & Hovy, E. (2013). Learning whom to "
+            "trust with MACE. NAACL-HLT, 1120-1130. https://aclanthology.org/N13-1132",
+            "Paun, S., Carpenter, B., Chamberlain, J., Hovy, D., Kruschwitz, U., & Poesio, M. "
+            "(2018). Comparing Bayesian models of annotation. TACL 6, 571-585. "
+            "https://doi.org/10.1162/tacl_a_00040",
+        ),
+    ),
+    "dawid_skene": (
+        "the Dawid-Skene model (one confusion matrix per rater; Dawid & Skene 1979)",
+        (
+            "Dawid, A. P., & Skene, A. M. (1979). Maximum likelihood estimation of observer "
+            "error-rates using the EM algorithm. Applied Statistics 28(1), 20-28. "
+            "https://doi.org/10.2307/2346806",
+            "Paun, S., Carpenter, B., Chamberlain, J., Hovy, D., Kruschwitz, U., & Poesio, M. "
+            "(2018). Comparing Bayesian models of annotation. TACL 6, 571-585. "
+            "https://doi.org/10.1162/tacl_a_00040",
+        ),
+    ),
+    "ordinal_raters": (
+        "an ordinal many-facet rater model (graded-response likelihood with rater severity "
+        "and discrimination; Samejima 1969, Linacre 1989, Patz et al. 2002)",
+        (
+            "Samejima, F. (1969). Estimation of latent ability using a response pattern of "
+            "graded scores. Psychometrika Monograph 17. https://doi.org/10.1007/BF03372160",
+            "Linacre, J. M. (1989). Many-facet Rasch measurement. MESA Press.",
+            "Patz, R. J., Junker, B. W., Johnson, M. S., & Mariano, L. T. (2002). The "
+            "hierarchical rater model for rated test items. J. Educ. Behav. Stat. 27(4). "
+            "https://doi.org/10.3102/10769986027004341",
+        ),
+    ),
+    "length_effect": (
+        "a cumulative-link (ordinal) regression of ratings on answer length by design",
+        (
+            "Agresti, A. (2010). Analysis of Ordinal Categorical Data, 2nd ed. Wiley. "
+            "https://doi.org/10.1002/9780470594001",
+            "Bürkner, P.-C., & Vuorre, M. (2019). Ordinal regression models in psychology: a "
+            "tutorial. AMPPS 2(1). https://doi.org/10.1177/2515245918823199",
+        ),
+    ),
+}
+
+#: Reference of each classical agreement statistic (names of ``raterstats.agreement``).
+STATISTIC_REFERENCES: dict[str, str] = {
+    "percent_agreement": "",
+    "cohen_kappa": "Cohen, J. (1960). A coefficient of agreement for nominal scales. "
+    "Educational and Psychological Measurement 20(1), 37-46. "
+    "https://doi.org/10.1177/001316446002000104",
+    "conger_kappa": "Conger, A. J. (1980). Integration and generalization of kappas for "
+    "multiple raters. Psychological Bulletin 88(2), 322-328. "
+    "https://doi.org/10.1037/0033-2909.88.2.322",
+    "fleiss_kappa": "Fleiss, J. L. (1971). Measuring nominal scale agreement among many "
+    "raters. Psychological Bulletin 76(5), 378-382. https://doi.org/10.1037/h0031619",
+    "scott_pi": "Scott, W. A. (1955). Reliability of content analysis: the case of nominal "
+    "scale coding. Public Opinion Quarterly 19(3), 321-325. https://doi.org/10.1086/266577",
+    "randolph_kappa": "Randolph, J. J. (2005). Free-marginal multirater kappa: an alternative "
+    "to Fleiss' fixed-marginal multirater kappa. Joensuu Learning and Instruction Symposium.",
+    "gwet_ac1": "Gwet, K. L. (2008). Computing inter-rater reliability and its variance in "
+    "the presence of high agreement. British Journal of Mathematical and Statistical "
+    "Psychology 61(1), 29-48. https://doi.org/10.1348/000711006X126600",
+    "gwet_ac2": "Gwet, K. L. (2014). Handbook of Inter-Rater Reliability, 4th ed. Advanced "
+    "Analytics.",
+    "krippendorff_alpha": "Krippendorff, K. (2004). Content Analysis: An Introduction to Its "
+    "Methodology, 2nd ed., ch. 11. Sage.",
+    "icc": "Shrout, P. E., & Fleiss, J. L. (1979). Intraclass correlations: uses in assessing "
+    "rater reliability. Psychological Bulletin 86(2), 420-428. "
+    "https://doi.org/10.1037/0033-2909.86.2.420",
+    "kendall_w": "Kendall, M. G., & Babington Smith, B. (1939). The problem of m rankings. "
+    "Annals of Mathematical Statistics 10(3), 275-287. https://doi.org/10.1214/aoms/1177732186",
+    "intra_rater_agreement": "",
+}
+
+_SAMPLER_REFERENCES = {
+    "nutpie": "nutpie (Seyboldt et al.; https://github.com/pymc-devs/nutpie)",
+    "pymc": "PyMC's NUTS (Abril-Pla et al. 2023, PeerJ Computer Science 9:e1516, "
+    "https://doi.org/10.7717/peerj-cs.1516)",
+    "numpyro": "NumPyro's NUTS (Phan, Pradhan & Jankowiak 2019, arXiv:1912.11554)",
+}
+_NUTS_REFERENCE = (
+    "Hoffman, M. D., & Gelman, A. (2014). The No-U-Turn Sampler. JMLR 15, 1593-1623. "
+    "https://jmlr.org/papers/v15/hoffman14a.html"
+)
+
+
+# ----------------------------------------------------------------------------- methods
+
+
+def _fmt_number(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _fmt_prior(name: str, spec: Mapping[str, Any]) -> str:
+    dist = spec.get("dist", "?")
+    params = ", ".join(f"{k}={_fmt_number(v)}" for k, v in spec.items() if k != "dist")
+    return f"{name} ~ {dist}({params})"
+
+
+def _loads(text: Any) -> dict[str, Any]:
+    if isinstance(text, Mapping):
+        return dict(text)
+    try:
+        out = json.loads(str(text))
+    except (TypeError, ValueError):
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
+def _fit_sentence(label: str | None, dt: xr.DataTree) -> tuple[str, list[str]]:
+    attrs = dict(dt.attrs)
+    name = str(attrs.get("model", ""))
+    if not name:
+        raise ValueError(
+            f"fit {label or ''!s} has no 'model' attribute: methods_paragraph needs fits made "
+            "by raterstats models (Model.fit), or such fits reloaded from netCDF"
+        )
+    described, refs = MODEL_REFERENCES.get(name, (f"the model {name!r}", ()))
+    refs_list = list(refs)
+    priors = _loads(attrs.get("priors", "{}"))
+    options = {k: v for k, v in _loads(attrs.get("options", "{}")).items() if v is not None}
+    head = f"**{label}**: " if label else ""
+    parts = [f"{head}{described[0].upper()}{described[1:]}"]
+    if options:
+        parts[0] += " (options: " + ", ".join(f"{k}={v}" for k, v in sorted(options.items()))
+        parts[0] += ")"
+    if priors:
+        parts.append(
+            "Priors: "
+            + "; ".join(_fmt_prior(k, v) for k, v in sorted(priors.items()) if isinstance(v, dict))
+        )
+    method = str(attrs.get("method", ""))
+    stats_attrs = dict(dt["sample_stats"].attrs) if "sample_stats" in dt.children else {}
+    seed = attrs.get("random_seed")
+    if method == "nuts":
+        sampler = str(attrs.get("sampler", "nutpie"))
+        settings = _loads(stats_attrs.get("inference_library_settings", "{}"))
+        target = (
+            settings.get("settings", {})
+            .get("adapt_options", {})
+            .get("step_size_settings", {})
+            .get("target_accept")
+        )
+        lib = stats_attrs.get("inference_library")
+        libv = stats_attrs.get("inference_library_version")
+        text = (
+            f"Fitted by the No-U-Turn sampler (Hoffman & Gelman 2014) of "
+            f"{_SAMPLER_REFERENCES.get(sampler, sampler)}"
+            + (f" {libv}" if lib and libv and str(lib) == sampler else "")
+            + f", {attrs.get('chains')} chains x {attrs.get('draws')} draws after "
+            f"{attrs.get('tune')} tuning steps"
+            + (f", target acceptance {target}" if target is not None else "")
+            + f", random seed {seed}"
+        )
+        if "diverging" in dt["sample_stats"].data_vars:
+            n_div = int(dt["sample_stats"]["diverging"].sum())
+            text += f"; {n_div} divergent transitions"
+        parts.append(text)
+        refs_list.append(_NUTS_REFERENCE)
+    elif method == "em":
+        try:
+            restarts = json.loads(str(stats_attrs.get("restart_loglik", "[]")))
+        except ValueError:
+            restarts = []
+        parts.append(
+            "Point estimates (posterior mode) by expectation-maximisation"
+            + (f", best of {len(restarts)} random restarts" if restarts else "")
+            + f", random seed {seed}"
+        )
+    elif method == "map":
+        parts.append(f"Posterior mode by numerical optimisation, random seed {seed}")
+    elif method == "advi":
+        parts.append(
+            f"Mean-field ADVI approximation, {attrs.get('draws')} draws from it, random seed {seed}"
+        )
+    versions = [f"raterstats {attrs.get('raterstats_version', '?')}"]
+    for key in ("creation_library", "inference_library"):
+        lib = stats_attrs.get(key)
+        ver = stats_attrs.get(f"{key}_version")
+        if lib and ver and f"{lib} {ver}" not in versions:
+            versions.append(f"{lib} {ver}")
+    parts.append("Software: " + ", ".join(versions))
+    fp = str(attrs.get("data_fingerprint", ""))
+    if fp:
+        parts.append(f"Data fingerprint (SHA-256 of the ratings) {fp[:16]}…")
+    return ". ".join(parts) + ".", refs_list
+
+
+def methods_paragraph(
+    fits: Mapping[str, xr.DataTree] | Sequence[xr.DataTree] = (),
+    *,
+    agreement: xr.Dataset | None = None,
+    references: bool = True,
+) -> str:
+    """The methods paragraph (Markdown) of fitted models and agreement statistics.
+
+    Everything is read from what the results carry: a fit's ``attrs`` (model, priors,
+    options, method, sampler, draws, tune, chains, seed, raterstats version, data
+    fingerprint) and ``sample_stats`` attrs (sampler library, its version and settings,
+    ArviZ version, divergences); an agreement Dataset's ``statistic`` coordinate and
+    ``attrs`` (interval method, coverage, replicates, seed). Nothing is recomputed.
+
+    Parameters
+    ----------
+    fits : mapping of str to xr.DataTree, or sequence of xr.DataTree
+        Fits returned by ``Model.fit`` (or reloaded from netCDF); a mapping labels them.
+    agreement : xr.Dataset, optional
+        The result of :func:`raterstats.agreement.agreement`.
+    references : bool
+        Append the list of references.
+
+    Returns
+    -------
+    str
+        Markdown: one paragraph per fit (and one for the agreement statistics), then the
+        references as a bullet list.
+
+    Examples
+    --------
+    >>> from raterstats import DawidSkene
+    >>> from raterstats.simulate import archehr_like_study
+    >>> r = archehr_like_study(n_cases=3, n_systems=4, random_seed=1).ratings
+    >>> dt = DawidSkene().fit(r, method="em", random_seed=1)
+    >>> text = methods_paragraph({"Dawid-Skene": dt})
+    >>> "Dawid & Skene 1979" in text and "random seed 1" in text
+    True
+    """
+    items = list(fits.items()) if isinstance(fits, Mapping) else [(None, f) for f in fits]
+    paragraphs: list[str] = []
+    refs: list[str] = []
+    for label, dt in items:
+        if not isinstance(dt, xr.DataTree):
+            raise TypeError(
+                f"fit {label or len(paragraphs)!s}: expected an xr.DataTree from Model.fit, "
+                f"got {type(dt).__name__}"
+            )
+        text, fit_refs = _fit_sentence(label, dt)
+        paragraphs.append(text)
+        refs.extend(r for r in fit_refs if r not in refs)
+    if agreement is not None:
+        if "statistic" not in agreement.coords:
+            raise ValueError(
+                "agreement: expected the Dataset returned by raterstats.agreement.agreement "
+                "(it has no 'statistic' coordinate)"
+            )
+        names = [str(s) for s in agreement["statistic"].values]
+        a = agreement.attrs
+        options = _loads(a.get("statistic_options", "{}"))
+        shown = []
+        for n in names:
+            base = str(options.get(n, {}).get("name", n)) if isinstance(options, dict) else n
+            shown.append(n.replace("_", " "))
+            ref = STATISTIC_REFERENCES.get(base, "")
+            if ref and ref not in refs:
+                refs.append(ref)
+        text = "Classical agreement: " + ", ".join(shown)
+        if a.get("n_boot"):
+            text += (
+                f"; {100 * float(a.get('ci_prob', 0.95)):.0f}% intervals "
+                f"({a.get('interval', 'bootstrap')}, {a.get('n_boot')} replicates, "
+                f"random seed {a.get('random_seed')})"
+            )
+        paragraphs.append(text + ".")
+    if not paragraphs:
+        raise ValueError("methods_paragraph needs at least one fit or an agreement Dataset")
+    out = "\n\n".join(paragraphs)
+    if references and refs:
+        out += "\n\nReferences:\n\n" + "\n".join(f"- {r}" for r in refs)
+    return out
+
+
+# ----------------------------------------------------------------------------- report
+
+_MIME = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".svg": "image/svg+xml",
+    ".webp": "image/webp",
+}
+_IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
+_CODE_FILE = re.compile(r"(?<![\[\w])`(?P<name>[\w.\-]+\.(?:csv|json|nc|md|html))`")
+
+_CSS = """
+:root { --fg: #1d232a; --muted: #5b6570; --line: #d9dee3; --accent: #1f5f99; --bg: #ffffff;
+        --zebra: #f5f7f9; }
+* { box-sizing: border-box; }
+body { margin: 0; color: var(--fg); background: var(--bg);
+       font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", sans-serif; }
+.page { display: grid; grid-template-columns: 17rem minmax(0, 1fr); gap: 2.5rem;
+        max-width: 82rem; margin: 0 auto; padding: 2rem 1.5rem 4rem; }
+nav.toc { position: sticky; top: 1rem; align-self: start; max-height: calc(100vh - 2rem);
+          overflow: auto; font-size: 0.9rem; border-right: 1px solid var(--line);
+          padding-right: 1rem; }
+nav.toc h2 { font-size: 0.8rem; text-transform: uppercase; letter-spacing: .06em;
+             color: var(--muted); margin: 0 0 .5rem; }
+nav.toc ul { list-style: none; padding-left: .8rem; margin: .2rem 0; }
+nav.toc > div > ul { padding-left: 0; }
+nav.toc a { color: var(--fg); text-decoration: none; }
+nav.toc a:hover { color: var(--accent); text-decoration: underline; }
+main { min-width: 0; }
+h1 { font-size: 1.9rem; line-height: 1.25; margin-top: 0; }
+h2 { font-size: 1.4rem; margin-top: 2.4rem; padding-bottom: .3rem;
+     border-bottom: 1px solid var(--line); }
+h3 { font-size: 1.12rem; margin-top: 1.8rem; }
+a { color: var(--accent); }
+code { font: 0.88em/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
+       background: var(--zebra); padding: .05em .3em; border-radius: 3px; }
+pre { background: var(--zebra); padding: .8rem 1rem; overflow-x: auto; border-radius: 4px; }
+pre code { background: none; padding: 0; }
+.table-wrap { overflow-x: auto; margin: 1rem 0 1.5rem; }
+table { border-collapse: collapse; font-size: 0.86rem; font-variant-numeric: tabular-nums; }
+th, td { border-bottom: 1px solid var(--line); padding: .3rem .65rem; text-align: left;
+         vertical-align: top; white-space: nowrap; }
+th { background: #eef2f6; font-weight: 600; position: sticky; top: 0; }
+tbody tr:nth-child(even) { background: var(--zebra); }
+figure { margin: 1.2rem 0 1.8rem; }
+figure img { max-width: 100%; height: auto; border: 1px solid var(--line); }
+figcaption { color: var(--muted); font-size: 0.9rem; margin-top: .3rem; }
+footer { color: var(--muted); font-size: 0.85rem; margin-top: 3rem;
+         border-top: 1px solid var(--line); padding-top: 1rem; }
+@media (max-width: 900px) { .page { grid-template-columns: 1fr; }
+  nav.toc { position: static; border-right: 0; max-height: none; } }
+@media print { nav.toc { display: none; } .page { display: block; } }
+"""
+
+
+def _data_uri(path: Path) -> str:
+    mime = _MIME.get(path.suffix.lower())
+    if mime is None:
+        raise ValueError(
+            f"report: figure {path.name!r} has an unsupported type {path.suffix!r}; expected "
+            f"one of {sorted(_MIME)}"
+        )
+    return f"data:{mime};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def report(
+    folder: str | Path,
+    *,
+    out: str | Path | None = None,
+    title: str | None = None,
+    methods: str | None = None,
+) -> Path:
+    """Write one self-contained HTML file from a results folder with a ``report.md``.
+
+    The Markdown is rendered with its tables; every figure it references (``![...](x.png)``)
+    is embedded as a ``data:`` URI, and figures of the folder it does not reference are
+    added under "Further figures", so the HTML needs no other file to show every figure.
+    File names in backticks that exist in the folder become links, and the CSV tables stay
+    beside the HTML (copied there when ``out`` is in another folder). A table of contents
+    from the headings and a small stylesheet make it readable on screen and in print.
+
+    Parameters
+    ----------
+    folder : path
+        Results folder holding ``report.md`` (e.g. what ``raterstats demo`` writes).
+    out : path, optional
+        HTML file to write (default ``folder/report.html``).
+    title : str, optional
+        Page title (default: the first level-1 heading of ``report.md``).
+    methods : str, optional
+        A methods paragraph (Markdown, e.g. from :func:`methods_paragraph`) added as a
+        "Methods" section before the "Files" section (or at the end).
+
+    Returns
+    -------
+    pathlib.Path
+        The HTML file.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``report.md`` or a figure it references is missing.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> d = Path(tempfile.mkdtemp())
+    >>> _ = (d / "report.md").write_text("# Study\\n\\n| a | b |\\n|---|---|\\n| 1 | 2 |\\n")
+    >>> html = report(d).read_text()
+    >>> "<table>" in html and "<title>Study</title>" in html
+    True
+    """
+    import markdown
+
+    src_dir = Path(folder)
+    md_path = src_dir / "report.md"
+    if not md_path.is_file():
+        raise FileNotFoundError(
+            f"report: {md_path} does not exist; expected a results folder with a report.md "
+            "(run `raterstats demo` or write one)"
+        )
+    target = Path(out) if out is not None else src_dir / "report.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = md_path.read_text(encoding="utf-8")
+
+    missing: list[str] = []
+    used: set[str] = set()
+
+    def embed(m: re.Match[str]) -> str:
+        src = m.group("src")
+        if src.startswith("data:"):
+            return m.group(0)
+        path = src_dir / src
+        if not path.is_file():
+            missing.append(src)
+            return m.group(0)
+        used.add(path.resolve().name)
+        alt = m.group("alt")
+        return (
+            f'\n<figure><img src="{_data_uri(path)}" alt="{html.escape(alt, quote=True)}">'
+            f"<figcaption>{html.escape(alt)}</figcaption></figure>\n"
+        )
+
+    text = _IMAGE.sub(embed, text)
+    if missing:
+        raise FileNotFoundError(
+            f"report: {len(missing)} figure(s) referenced in {md_path} are not in {src_dir}: "
+            + ", ".join(repr(s) for s in missing)
+        )
+    extra = sorted(p for p in src_dir.iterdir() if p.suffix.lower() in _MIME and p.name not in used)
+    extra_md = ""
+    if extra:
+        extra_md = "\n## Further figures\n\n" + "".join(
+            f'<figure><img src="{_data_uri(p)}" alt="{html.escape(p.stem)}">'
+            f"<figcaption>{html.escape(p.name)}</figcaption></figure>\n\n"
+            for p in extra
+        )
+    if methods:
+        section = f"\n## Methods\n\n{methods.strip()}\n\n"
+        m_files = re.search(r"^## Files\s*$", text, flags=re.MULTILINE)
+        if m_files:
+            text = text[: m_files.start()] + section + extra_md + text[m_files.start() :]
+        else:
+            text = text + "\n" + section + extra_md
+    elif extra_md:
+        m_files = re.search(r"^## Files\s*$", text, flags=re.MULTILINE)
+        at = m_files.start() if m_files else len(text)
+        text = text[:at] + extra_md + "\n" + text[at:]
+
+    linked: list[Path] = []
+
+    def link(m: re.Match[str]) -> str:
+        name = m.group("name")
+        path = src_dir / name
+        if name == "report.md" or not path.is_file():
+            return m.group(0)
+        linked.append(path)
+        return f"[`{name}`]({name})"
+
+    text = _CODE_FILE.sub(link, text)
+
+    md = markdown.Markdown(
+        extensions=["tables", "toc", "fenced_code", "sane_lists"],
+        extension_configs={"toc": {"toc_depth": "2-3", "permalink": False}},
+    )
+    body = md.convert(text)
+    body = re.sub(r"<table>", '<div class="table-wrap"><table>', body)
+    body = body.replace("</table>", "</table></div>")
+    toc = getattr(md, "toc", "")
+    if title is None:
+        m_title = re.search(r"^#\s+(.+?)\s*$", md_path.read_text(encoding="utf-8"), re.M)
+        title = m_title.group(1) if m_title else src_dir.name
+    page = (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="generator" content="raterstats">\n'
+        f"<title>{html.escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
+        '<div class="page">\n'
+        f'<nav class="toc" aria-label="Contents"><h2>Contents</h2>{toc}</nav>\n'
+        f"<main>\n{body}\n"
+        f"<footer>Written by raterstats from {html.escape(md_path.name)}; the tables are "
+        "the CSV files beside this page.</footer>\n</main>\n</div>\n</body>\n</html>\n"
+    )
+    target.write_text(page, encoding="utf-8")
+    if target.parent.resolve() != src_dir.resolve():
+        for p in sorted({*linked, *src_dir.glob("*.csv")}):
+            shutil.copy2(p, target.parent / p.name)
+    return target
