@@ -21,6 +21,7 @@ from raterstats.models import MACE, DawidSkene, LengthEffect, OrdinalRaters
 from raterstats.posterior import item_posterior, rater_summary
 from raterstats.ranking import rank_systems, ranking_agreement
 from raterstats.ratings import Exclusion, Ratings, RatingsSummary, concat_ratings
+from raterstats.report import methods_paragraph, report
 from raterstats.scales import (
     Collapse,
     IntervalScale,
@@ -53,10 +54,12 @@ __all__ = [
     "concat_ratings",
     "diagnose",
     "item_posterior",
+    "methods_paragraph",
     "partial_annotation",
     "rank_systems",
     "ranking_agreement",
     "rater_summary",
     "read_ratings",
     "reliability_projection",
+    "report",
 ]

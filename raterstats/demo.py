@@ -32,6 +32,8 @@ from raterstats.plots import (
     scores_by_design,
 )
 from raterstats.ratings import Ratings, _md_table
+from raterstats.report import methods_paragraph
+from raterstats.report import report as write_html_report
 
 #: Fine-binary rule per dimension used by the clinical-QA studies: an answer is correct if no
 #: sentence is rated incorrect; relevant / safe (communicates risks) if at least one sentence is.
@@ -949,5 +951,10 @@ def run_demo(
         "",
     ]
     report = folder / "report.md"
+    fits = {"ordinal rater model": ordinal_dt} if ordinal_dt is not None else {}
+    methods = methods_paragraph(fits, agreement=ds)
+    end = sections.index("## Files")
+    sections[end:end] = ["## Methods", "", methods.strip(), ""]
     report.write_text("\n".join(sections))
-    return DemoResult(out=folder, report=report, files=[report, *files])
+    html = write_html_report(folder, title="raterstats demo: the built-in clinical-QA study")
+    return DemoResult(out=folder, report=report, files=[report, html, *files])

@@ -29,3 +29,19 @@ def study() -> SimulatedStudy:
 def small_study() -> SimulatedStudy:
     """A small clinical-QA study (10 questions) for fast tests."""
     return clinical_qa_study(n_questions=10, random_seed=7)
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """The demo with short model fits and without the simulated budget projections (the
+    slow demo tests cover those), run once for the demo and the report tests."""
+    from raterstats.demo import run_demo
+
+    return run_demo(
+        tmp_path_factory.mktemp("demo"),
+        n_boot=200,
+        random_seed=3,
+        ordinal_draws=100,
+        categorical_draws=100,
+        design_projections=False,
+    )

@@ -12,15 +12,8 @@ from raterstats.ranking import rank_systems
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    return run_demo(
-        tmp_path_factory.mktemp("demo"),
-        n_boot=200,
-        random_seed=3,
-        ordinal_draws=100,
-        categorical_draws=100,
-        design_projections=False,
-    )
+def demo(demo_run):
+    return demo_run
 
 
 def test_agreement_table_covers_every_scheme_dimension_and_statistic(demo):
@@ -171,3 +164,12 @@ def test_demo_budget_projection(tmp_path):
         .agg(pl.col("reliability").diff().drop_nulls().min().alias("step"))
     )
     assert (mono["step"] >= 0).all()
+
+
+def test_demo_report_states_its_methods_and_has_the_html_page(demo):
+    report = (demo.out / "report.md").read_text()
+    methods = report.split("## Methods", 1)[1].split("## Files", 1)[0]
+    assert "ordinal rater model" in methods
+    assert "seed 3" in methods or "seed: 3" in methods or "random_seed=3" in methods
+    page = (demo.out / "report.html").read_text()
+    assert 'id="methods"' in page

@@ -5,7 +5,6 @@ methods paragraph of fits."""
 from __future__ import annotations
 
 import base64
-import inspect
 import json
 import os
 import re
@@ -16,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from raterstats.demo import run_demo
 from raterstats.report import methods_paragraph, report
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
@@ -25,14 +23,11 @@ _IMG = re.compile(r'<img src="(?P<src>[^"]*)" alt="(?P<alt>[^"]*)"')
 
 
 @pytest.fixture(scope="module")
-def demo_html(tmp_path_factory) -> Path:
-    """The demo with small settings (short model fits) and its HTML report."""
-    folder = tmp_path_factory.mktemp("demo-report")
-    # the simulated budget projections take minutes; the slow demo tests cover them
-    fast = {"design_projections": False}
-    options = {k: v for k, v in fast.items() if k in inspect.signature(run_demo).parameters}
-    run_demo(folder, n_boot=50, ordinal_draws=25, categorical_draws=25, random_seed=2, **options)
-    return report(folder)
+def demo_html(demo_run) -> Path:
+    """The HTML report the demo wrote (short fits; the fixture is shared with test_demo)."""
+    html = demo_run.out / "report.html"
+    assert html in demo_run.files
+    return html
 
 
 def _images(page: str) -> list[tuple[str, str]]:
