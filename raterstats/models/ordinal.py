@@ -935,15 +935,13 @@ class OrdinalRaters(Model):
             )
         ni, ng = len(data.coords["item"]), len(data.coords["design"])
         key = data.obs_item * ng + data.obs_design
-        # sum of each answer x design's ratings: a sparse 0/1 matrix product per chunk
-        onehot = np.zeros((data.n_obs, ni * ng))
-        onehot[np.arange(data.n_obs), key] = 1.0
-        summed = np.empty((n_chain, n_draw, ni * ng))
+        # sum of each answer x design's ratings: ratings sorted by key, summed per run
+        order = np.argsort(key, kind="stable")
+        present_keys, starts = np.unique(key[order], return_index=True)
+        summed = np.full((n_chain, n_draw, ni * ng), np.nan)
         for sl, part in _draw_chunks(post):
-            summed[:, sl] = rating_log_likelihood(part, data, link) @ onehot
-        present = np.zeros(ni * ng, dtype=bool)
-        present[key] = True
-        summed[..., ~present] = np.nan
+            ll = rating_log_likelihood(part, data, link)[..., order]
+            summed[:, sl, present_keys] = np.add.reduceat(ll, starts, axis=-1)
         return xr.Dataset(
             {
                 "answer": (

@@ -11,6 +11,7 @@ from raterstats.models.ordinal import (
     length_contrast,
     prob_more_reliable,
     rater_table,
+    rating_log_likelihood,
     reliability,
     sentence_aggregation,
     system_scores,
@@ -60,6 +61,18 @@ def test_fit_returns_the_datatree_contract(small_fit, small):
     ll = dt["log_likelihood"]["answer"]
     assert ll.dims == ("chain", "draw", "item", "design")
     assert int(dt["observed_data"]["rating"].size) == small.ratings.n_ratings
+    # each answer x design's value is the sum of its ratings' log-likelihoods
+    model = OrdinalRaters()
+    data = model.prepare(small.ratings)
+    per_rating = rating_log_likelihood(post.to_dataset().isel(draw=slice(0, 5)), data, "logit")
+    ng = len(data.coords["design"])
+    key = data.obs_item * ng + data.obs_design
+    k = int(key[0])
+    np.testing.assert_allclose(
+        ll.isel(draw=slice(0, 5)).values.reshape(2, 5, -1)[..., k],
+        per_rating[..., key == k].sum(-1),
+        rtol=1e-12,
+    )
     # the human panel's severities sum to zero in every draw
     sev = post["severity"].isel(rater=slice(0, 6)).sum("rater")
     np.testing.assert_allclose(sev.values, 0.0, atol=1e-10)
