@@ -33,10 +33,8 @@ from raterstats.agreement import (
     krippendorff_alpha,
     randolph_kappa,
 )
-from raterstats.ranking import RawMethod
+from raterstats.ranking import SAMPLE_DIMS, RawMethod, _eti
 from raterstats.ratings import Ratings
-
-SAMPLE_DIMS = ("chain", "draw")
 
 
 def _check_ordinal(dt: xr.DataTree, what: str) -> None:
@@ -45,13 +43,6 @@ def _check_ordinal(dt: xr.DataTree, what: str) -> None:
             f"{what}: expected a fit of OrdinalRaters (attrs['model'] == 'ordinal_raters'), "
             f"got {dt.attrs.get('model')!r}"
         )
-
-
-def _eti(da: xr.DataArray, prob: float, dim: Sequence[str]) -> tuple[xr.DataArray, xr.DataArray]:
-    import arviz_stats as azs
-
-    ci = azs.eti(da, prob=prob, dim=list(dim))
-    return ci.isel(ci_bound=0, drop=True), ci.isel(ci_bound=1, drop=True)
 
 
 def _thin(post: xr.Dataset, n: int, rng: np.random.Generator) -> xr.Dataset:
@@ -176,7 +167,7 @@ def compare_designs(
     designs = [str(g) for g in dt["posterior"].to_dataset()["design"].values]
     dims = [str(d) for d in dt["posterior"].to_dataset()["dimension"].values]
     rel = reliability(dt)
-    lo, hi = _eti(rel, ci_prob, SAMPLE_DIMS)
+    lo, hi = _eti(rel, ci_prob)
     rel_b = rel.rename(design="design_b")
     out = xr.Dataset(
         {
@@ -563,8 +554,12 @@ def _simulate_ranking_task(task: dict[str, Any]) -> tuple[int, np.ndarray, np.nd
         est = item_score.T @ onehot  # dim, system
         for d in range(n_d):
             t, _ = tau_kernel(true[s, d], est[d])
-            taus[s, d] = t
-            rec[s, d] = float(np.array_equal(np.argsort(-true[s, d]), np.argsort(-est[d])))
+            # a study that ties every system orders no pair: tau 0 (tau-b is undefined)
+            taus[s, d] = t if np.isfinite(t) else 0.0
+            # recovered: every pair ordered as in the truth (a tie is not recovered)
+            order_true = np.sign(true[s, d][:, None] - true[s, d][None, :])
+            order_est = np.sign(est[d][:, None] - est[d][None, :])
+            rec[s, d] = float(np.array_equal(order_true, order_est))
     return task["id"], rec, taus
 
 
@@ -603,8 +598,10 @@ def annotation_budget(
     from ``n_sims`` simulated studies (one posterior draw each: the fitted answers'
     latent quality, rater parameters drawn from the fitted human panel, new sentence
     deviations, ordered-logistic ratings) the probability that the study's system ranking
-    (by mean rating) equals the true one (by mean latent quality of the same answers) and
-    the expected Kendall tau-b between the two; and the cost in rater hours,
+    (by mean rating) equals the true one (by mean latent quality of the same answers;
+    every pair ordered as in the truth, so a tie is not a recovery) and the expected
+    Kendall tau-b between the two (0 for a simulated study that ties every system, where
+    tau-b is undefined); and the cost in rater hours,
     ``answers x r x`` seconds per answer (whole-answer designs) or ``k x`` seconds per
     sentence (:func:`rating_costs` of ``ratings``).
 
@@ -664,7 +661,7 @@ def annotation_budget(
     dims = [str(d) for d in post["dimension"].values]
     designs = [str(g) for g in post["design"].values]
     rel = reliability_projection(dt, n_raters=rs, n_sentences=ks)
-    r_lo, r_hi = _eti(rel, 0.9, SAMPLE_DIMS)
+    r_lo, r_hi = _eti(rel, 0.9)
     costs = rating_costs(ratings)
     n_items = post.sizes["item"]
     has_sent = dict(zip(designs, const["design_has_sentences"].values.astype(bool), strict=True))

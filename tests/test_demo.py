@@ -99,7 +99,7 @@ def test_demo_has_the_rankings(demo):
     )
     assert per.height == 4 * 3
     assert ((per["expected_rank"] - 6).abs() < 1e-9).all()  # ranks 1 + 2 + 3
-    assert ((per["p_rank_1"] - 1).abs() < 2e-3).all()  # rounded to 3 digits
+    assert ((per["p_rank_1"] - 1).abs() < 1e-9).all()
     dist = pl.read_csv(demo.out / "label_distribution_by_system.csv")
     shares = dist.group_by("aggregation", "dimension", "system").agg(pl.col("share").sum())
     assert shares.height == 2 * 3 * 3
@@ -119,7 +119,7 @@ def test_demo_has_the_rankings(demo):
         pl.col("system") == "llm-a",
     )
     want = float(direct["score_mean"].sel(dimension="safety", system="llm-a"))
-    assert row["score_mean"].item() == pytest.approx(want, abs=5e-4)
+    assert row["score_mean"].item() == pytest.approx(want, rel=1e-9)
 
 
 def test_demo_has_the_design_comparison(demo):

@@ -337,6 +337,41 @@ def test_annotation_budget_executors_agree(small_fit, small_study):
         annotation_budget(small_fit, small_study.ratings, n_raters=[9], n_sims=0)
 
 
+def _ranking_task(eta_per_system, discrimination=1.0):
+    """One projection task with deterministic ratings: 3 systems x 2 answers, 2 raters,
+    cut points far out so that (discrimination x latent) -100 / 0 / 100 rates 1 / 3 / 5."""
+    eta = np.repeat(np.asarray(eta_per_system, dtype=float), 2)[None, :, None]  # S, item, dim
+    return {
+        "eta": eta,
+        "lam": np.full((1, 2, 1), discrimination),
+        "sev": np.zeros((1, 2, 1)),
+        "cuts": np.array([[[-50.0, -40.0, 40.0, 50.0]]]),
+        "tau": np.zeros((1, 1)),
+        "beta": np.zeros((1, 2, 1)),
+        "z": np.zeros(6),
+        "item_system": np.repeat(np.arange(3), 2),
+        "r": 2,
+        "k": 1,
+        "sentences": False,
+        "id": 7,
+        "seed": 1,
+    }
+
+
+def test_simulated_ranking_task_by_hand():
+    from raterstats.design import _simulate_ranking_task
+
+    # ratings 5 / 3 / 1 for systems 0 / 1 / 2: the true order, tau 1
+    tid, rec, taus = _simulate_ranking_task(_ranking_task([100.0, 0.0, -100.0]))
+    assert tid == 7 and rec.tolist() == [[1.0]] and taus.tolist() == [[1.0]]
+    # raters who rate backwards (discrimination -1): ratings 1 / 3 / 5, tau -1
+    _, rec, taus = _simulate_ranking_task(_ranking_task([100.0, 0.0, -100.0], -1.0))
+    assert rec.tolist() == [[0.0]] and taus.tolist() == [[-1.0]]
+    # every answer rated 3: the study ties all systems, orders no pair
+    _, rec, taus = _simulate_ranking_task(_ranking_task([0.001, 0.0, -0.001]))
+    assert rec.tolist() == [[0.0]] and taus.tolist() == [[0.0]]
+
+
 def test_judge_vs_experts(small_fit):
     t = judge_vs_experts(small_fit)
     judge = t.filter(~pl.col("is_human"))

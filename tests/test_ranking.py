@@ -12,6 +12,7 @@ from raterstats import MACE, NominalScale, OrdinalScale, read_ratings
 from raterstats.agreement import kendall_tau_b, rbo, spearman_rho
 from raterstats.ranking import (
     case_difficulty,
+    compare_rankings,
     label_distributions,
     rank_draws,
     rank_systems,
@@ -201,6 +202,44 @@ def test_mace_fit_needs_the_ratings_and_matches_unanimous_labels():
     np.testing.assert_allclose(
         ds["score_mean"].values, expected["score_mean"].values, rtol=0, atol=1e-12
     )
+
+    # every raw-rating baseline side by side: on unanimous labels mean, majority and the EM
+    # labels of MACE / Dawid-Skene give the label scores, Pyramid three times them (3 raters)
+    sources = {
+        m: rank_systems(r, method=m, score_map="yes_partially_no", n_boot=0)
+        for m in ("mean", "majority", "pyramid", "mace", "dawid_skene")
+    }
+    side = compare_rankings({**sources, "MACE fit": ds})
+    assert side.columns == [
+        "source", "dimension", "system", "score_mean", "score_low", "score_high",
+        "expected_rank", "p_rank_1",
+    ]  # fmt: skip
+    assert side["source"].to_list() == [m for m in (*sources, "MACE fit") for _ in (1, 2)]
+    assert side["system"].to_list() == ["s1", "s2"] * 6
+    scale = [3.0 if m == "pyramid" else 1.0 for m in (*sources, "MACE fit") for _ in (1, 2)]
+    np.testing.assert_allclose(
+        side["score_mean"].to_numpy(), np.array(scale) * np.tile([2.5 / 3, 0.5 / 3], 6), atol=1e-3
+    )
+    assert side["p_rank_1"].to_list() == [1.0, 0.0] * 6
+
+
+def test_compare_rankings_folds_extra_dims_into_the_source():
+    d = xr.DataArray(
+        np.array([[[[1.0, 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 2.0]], [[3.0, 1.0], [1.5, 1.0]]]]),
+        dims=("chain", "draw", "design", "system"),
+        coords={"design": ["coarse", "fine"], "system": ["a", "b"]},
+    )
+    model = summarize_ranking(d)
+    flat = summarize_ranking(d.sel(design="coarse", drop=True))
+    side = compare_rankings({"model": model, "raw": flat}, digits=2)
+    assert side["source"].to_list() == ["model, coarse"] * 2 + ["model, fine"] * 2 + ["raw"] * 2
+    assert "design" not in side.columns
+    assert side["system"].to_list() == ["a", "b", "b", "a", "a", "b"]
+    # fine: b > a in 2 of 3 draws
+    fine_b = side.filter(pl.col("source") == "model, fine", pl.col("system") == "b")
+    assert fine_b["p_rank_1"].item() == pytest.approx(0.67)
+    with pytest.raises(ValueError, match="at least one"):
+        compare_rankings({})
 
 
 def test_ordinal_scores_numeric_levels_need_no_score_map():
