@@ -561,6 +561,24 @@ def _design_section(
         )
         tab = design_table(cmp)
         write_csv(tab, "design_comparison.csv")
+        reliability_bars = xr.Dataset(
+            {
+                "estimate": cmp["reliability"],
+                "ci_low": cmp["reliability_low"],
+                "ci_high": cmp["reliability_high"],
+            },
+            attrs={"ci_prob": cmp.attrs["ci_prob"]},
+        ).expand_dims(statistic=["reliability"])
+        save_fig(
+            agreement_bars(
+                reliability_bars,
+                "reliability",
+                hue="design",
+                interval="posterior",
+                title="Model-implied reliability by design",
+            ),
+            "reliability_by_design.png",
+        )
         p_rows = []
         for dim in cmp["dimension"].values:
             sel = {"dimension": dim, "design": "fine", "design_b": "coarse"}
@@ -597,6 +615,8 @@ def _design_section(
             "(ordinal) on the collapsed 3-point scale, from 100 replicated studies "
             "(units: answers for coarse, sentences for fine; 90% intervals), next to the "
             "observed values.",
+            "",
+            "![Model-implied reliability by design](reliability_by_design.png)",
             "",
             _md_table(show),
             "",

@@ -144,6 +144,11 @@ COLUMNS = [
 ]
 
 
+def _on_categorical(cmd, path, *options):
+    """``cmd`` on ``categorical_file`` with its column roles and scale on the command line."""
+    return [cmd, str(path), *COLUMNS, "-s", "yes-partially-no", *options]
+
+
 def _read_categorical(path):
     """The ratings of ``categorical_file`` read by the library with the CLI's COLUMNS."""
     from raterstats import NominalScale, read_ratings
@@ -185,18 +190,15 @@ def test_agreement_json_parses_and_matches_the_library(categorical_file):
 
     res = runner.invoke(
         app,
-        [
+        _on_categorical(
             "agreement",
-            str(categorical_file),
-            *COLUMNS,
-            "-s",
-            "yes-partially-no",
+            categorical_file,
             "-m",
             "randolph_kappa",
             "--n-boot",
             "50",
             "--json",
-        ],
+        ),
     )
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
@@ -235,12 +237,9 @@ def test_study_file_sets_columns_scale_and_defaults(categorical_file, tmp_path):
     # the same numbers as with every option on the command line
     res2 = runner.invoke(
         app,
-        [
+        _on_categorical(
             "agreement",
-            str(categorical_file),
-            *COLUMNS,
-            "-s",
-            "yes-partially-no",
+            categorical_file,
             "-m",
             "randolph_kappa",
             "-m",
@@ -248,7 +247,7 @@ def test_study_file_sets_columns_scale_and_defaults(categorical_file, tmp_path):
             "--n-boot",
             "100",
             "--json",
-        ],
+        ),
     )
     assert json.loads(res2.stdout) == rows
     # the command line wins over the study file
@@ -330,17 +329,15 @@ def test_report_command_writes_html_with_methods(tmp_path, categorical_file):
     assert res.exit_code == 1 and "report.md" in res.output
 
 
-def test_rank_from_ratings_matches_the_library(categorical_file):
+def test_rank_from_ratings_matches_the_library(categorical_file, tmp_path):
     from raterstats import ranking
 
+    csv = tmp_path / "rank.csv"
     res = runner.invoke(
         app,
-        [
+        _on_categorical(
             "rank",
-            str(categorical_file),
-            *COLUMNS,
-            "-s",
-            "yes-partially-no",
+            categorical_file,
             "--method",
             "pyramid",
             "--score-map",
@@ -350,7 +347,9 @@ def test_rank_from_ratings_matches_the_library(categorical_file):
             "--seed",
             "2",
             "--json",
-        ],
+            "--csv",
+            str(csv),
+        ),
     )
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
@@ -365,9 +364,9 @@ def test_rank_from_ratings_matches_the_library(categorical_file):
             random_seed=2,
         )
     )
-    assert [row["system"] for row in rows] == direct["system"].to_list()
-    assert [row["expected_rank"] for row in rows] == direct["expected_rank"].to_list()
+    assert rows == direct.to_dicts()
     assert sorted(row["system"] for row in rows) == ["sys01", "sys02", "sys03"]
+    assert pl.read_csv(csv).equals(direct)
 
 
 def test_designs_from_an_ordinal_fit_matches_the_library(tmp_path):
