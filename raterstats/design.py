@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, Literal
 
@@ -578,6 +578,27 @@ def _executor(max_workers: int | None, client: Any) -> Executor | None:
     return ProcessPoolExecutor(max_workers=workers)
 
 
+def _run_tasks(
+    fn: Callable[[Any], Any],
+    tasks: list[Any],
+    *,
+    max_workers: int | None,
+    executor: Executor | None,
+    client: Any,
+) -> list[Any]:
+    """``fn`` over ``tasks`` in order: on ``executor``, on the Dask ``client``, on
+    ``max_workers`` local processes, or here (one worker)."""
+    own = None
+    ex = executor
+    if ex is None:
+        ex = own = _executor(max_workers, client)
+    try:
+        return list(ex.map(fn, tasks)) if ex is not None else [fn(t) for t in tasks]
+    finally:
+        if own is not None:
+            own.shutdown()
+
+
 def annotation_budget(
     dt: xr.DataTree,
     ratings: Ratings,
@@ -718,19 +739,13 @@ def annotation_budget(
                         {**base, "r": r, "k": k, "id": tid, "seed": seeds[tid], "where": (g, a, b)}
                     )
                     tid += 1
-        own = None
-        ex = executor
-        if ex is None:
-            ex = own = _executor(max_workers, client)
-        try:
-            results = (
-                list(ex.map(_simulate_ranking_task, tasks))
-                if ex is not None
-                else [_simulate_ranking_task(t) for t in tasks]
-            )
-        finally:
-            if own is not None:
-                own.shutdown()
+        results = _run_tasks(
+            _simulate_ranking_task,
+            tasks,
+            max_workers=max_workers,
+            executor=executor,
+            client=client,
+        )
         where = {t["id"]: t["where"] for t in tasks}
         for task_id, rec, taus in results:
             g, a, b = where[task_id]
@@ -983,6 +998,32 @@ def subsample_raters(ratings: Ratings, *, n_raters: int, random_seed: int = 0) -
     return ratings._derive(data, step=f"subsample_raters({int(n_raters)}, seed={random_seed})")
 
 
+def _subsample_task(task: dict[str, Any]) -> np.ndarray:
+    """One subsample of :func:`subsampling_study` (module level, so that process pools can
+    run it): its ranking agreement with the full ranking, (statistic, dimension)."""
+    from raterstats.ranking import rank_systems, ranking_agreement
+
+    seed, full, dims = task["seed"], task["full"], task["dims"]
+    sub = subsample_raters(task["ratings"], n_raters=task["r"], random_seed=seed)
+    ds = rank_systems(
+        sub, method=task["method"], score_map=task["score_map"], n_boot=0, random_seed=seed
+    )
+    out = np.full((len(task["statistics"]), len(dims)), np.nan)
+    for d, dim in enumerate(dims):
+        with warnings.catch_warnings():
+            # a subsample can tie every system (e.g. MACE with one rater per item giving
+            # all items one label): undefined, counted in n_undefined
+            warnings.simplefilter("ignore", DegenerateAgreementWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            ag = ranking_agreement(
+                full.sel(dimension=dim),
+                ds["score_mean"].sel(dimension=dim),
+                statistics=task["statistics"],
+            )
+        out[:, d] = ag["mean"].values
+    return out
+
+
 def subsampling_study(
     ratings: Ratings,
     *,
@@ -992,6 +1033,9 @@ def subsampling_study(
     score_map: Any = None,
     statistics: Sequence[str] = ("kendall_tau_b", "spearman_rho"),
     ci_prob: float = 0.9,
+    max_workers: int | None = 1,
+    executor: Executor | None = None,
+    client: Any = None,
     random_seed: int = 0,
 ) -> xr.Dataset:
     """How well rankings from fewer raters per item agree with the full ranking.
@@ -1000,7 +1044,11 @@ def subsampling_study(
     (:func:`subsample_raters`), the systems are ranked from the subsample with
     :func:`~raterstats.rank_systems` (``method``: ``"mace"`` / ``"dawid_skene"`` EM labels,
     ``"mean"``, ``"majority"`` or ``"pyramid"``; point scores) and compared with the
-    ranking from all the ratings by :func:`~raterstats.ranking.ranking_agreement`.
+    ranking from all the ratings by :func:`~raterstats.ranking.ranking_agreement`. The
+    subsamples are independent fits (EM for MACE / Dawid-Skene) and run in parallel with
+    ``max_workers`` local processes (``None``: one per core), an ``executor`` or a Dask
+    ``client`` (as in :func:`annotation_budget`); each has its own seed, so the result
+    does not depend on where it ran.
 
     Returns
     -------
@@ -1019,32 +1067,33 @@ def subsampling_study(
     >>> float(ds["mean"].sel(statistic="kendall_tau_b", n_raters=3).item())
     1.0
     """
-    from raterstats.ranking import rank_systems, ranking_agreement
+    from raterstats.ranking import rank_systems
 
     rs = [int(x) for x in n_raters]
     full = rank_systems(
         ratings, method=method, score_map=score_map, n_boot=0, random_seed=random_seed
     )
     dims = [str(d) for d in full["dimension"].values]
-    vals = np.full((len(statistics), len(rs), n_repeats, len(dims)), np.nan)
     seeds = np.random.SeedSequence(random_seed).generate_state(len(rs) * n_repeats)
-    for a, r in enumerate(rs):
-        for rep in range(n_repeats):
-            seed = int(seeds[a * n_repeats + rep])
-            sub = subsample_raters(ratings, n_raters=r, random_seed=seed)
-            ds = rank_systems(sub, method=method, score_map=score_map, n_boot=0, random_seed=seed)
-            for d, dim in enumerate(dims):
-                with warnings.catch_warnings():
-                    # a subsample can tie every system (e.g. MACE with one rater per
-                    # item giving all items one label): undefined, counted in n_undefined
-                    warnings.simplefilter("ignore", DegenerateAgreementWarning)
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    ag = ranking_agreement(
-                        full["score_mean"].sel(dimension=dim),
-                        ds["score_mean"].sel(dimension=dim),
-                        statistics=statistics,
-                    )
-                vals[:, a, rep, d] = ag["mean"].values
+    base = {
+        "ratings": ratings,
+        "full": full["score_mean"],
+        "dims": dims,
+        "method": method,
+        "score_map": score_map,
+        "statistics": list(statistics),
+    }
+    tasks = [
+        {**base, "r": r, "seed": int(seeds[a * n_repeats + rep])}
+        for a, r in enumerate(rs)
+        for rep in range(n_repeats)
+    ]
+    results = _run_tasks(
+        _subsample_task, tasks, max_workers=max_workers, executor=executor, client=client
+    )
+    # (statistic, n_raters, repeat, dimension)
+    vals = np.stack(results).reshape(len(rs), n_repeats, len(statistics), len(dims))
+    vals = vals.transpose(2, 0, 1, 3)
     q = (1 - ci_prob) / 2
     da = xr.DataArray(
         vals,

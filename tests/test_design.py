@@ -11,7 +11,13 @@ import pytest
 import xarray as xr
 
 from raterstats import OrdinalScale, read_ratings
-from raterstats.agreement import intra_rater_agreement, krippendorff_alpha, randolph_kappa
+from raterstats.agreement import (
+    intra_rater_agreement,
+    kendall_tau_b,
+    krippendorff_alpha,
+    randolph_kappa,
+    spearman_rho,
+)
 from raterstats.design import (
     annotation_budget,
     cheapest_design,
@@ -26,6 +32,7 @@ from raterstats.design import (
     subsample_raters,
     subsampling_study,
 )
+from raterstats.ranking import rank_systems
 
 
 @pytest.fixture(scope="module")
@@ -252,6 +259,33 @@ def test_subsampling_study_full_panel_is_the_full_ranking():
     np.testing.assert_allclose(ds["value"].sel(n_raters=2), 1.0)
     assert ds["value"].dims == ("statistic", "n_raters", "repeat", "dimension")
     assert int(ds["n_undefined"].sum()) == 0
+    # one subsample by hand: repeat 2 with one rater per response, its own seed
+    one = r.filter(dimension="answers_question")
+    seed = int(np.random.SeedSequence(1).generate_state(6)[2])
+    full = rank_systems(one, method="mean", score_map="yes_partially_no", n_boot=0)
+    sub = rank_systems(
+        subsample_raters(one, n_raters=1, random_seed=seed),
+        method="mean",
+        score_map="yes_partially_no",
+        n_boot=0,
+        random_seed=seed,
+    )
+    a, b = (x["score_mean"].sel(dimension="answers_question").values for x in (full, sub))
+    cell = ds["value"].sel(n_raters=1, repeat=2, dimension="answers_question")
+    assert float(cell.sel(statistic="kendall_tau_b")) == pytest.approx(kendall_tau_b(a, b))
+    assert float(cell.sel(statistic="spearman_rho")) == pytest.approx(spearman_rho(a, b))
+    # the subsamples run anywhere with the same result
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        threaded = subsampling_study(
+            one,
+            n_raters=[1, 2],
+            n_repeats=3,
+            method="mean",
+            score_map="yes_partially_no",
+            executor=ex,
+            random_seed=1,
+        )
+    xr.testing.assert_identical(ds, threaded)
 
 
 # ---------------------------------------------------------------------------- from a fit
