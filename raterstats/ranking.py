@@ -631,7 +631,7 @@ def compare_rankings(rankings: Mapping[str, xr.Dataset], *, digits: int | None =
     frames = []
     for name, ds in rankings.items():
         table = rank_table(ds, digits=digits)
-        folded = [d for d in ds["expected_rank"].dims if d not in (S.DIMENSION, S.SYSTEM)]
+        folded = [str(d) for d in ds["expected_rank"].dims if d not in (S.DIMENSION, S.SYSTEM)]
         label: pl.Expr = pl.lit(str(name))
         for d in folded:
             label = pl.concat_str(label, pl.lit(", "), pl.col(d).cast(pl.String))

@@ -34,23 +34,6 @@ from raterstats.design import (
 )
 from raterstats.ranking import rank_systems
 
-
-@pytest.fixture(scope="module")
-def small_study():
-    from raterstats.simulate import clinical_qa_study
-
-    return clinical_qa_study(n_questions=4, random_seed=1)
-
-
-@pytest.fixture(scope="module")
-def small_fit(small_study):
-    from raterstats.models import OrdinalRaters
-
-    return OrdinalRaters().fit(
-        small_study.ratings, draws=40, tune=40, chains=1, random_seed=1, progress=False
-    )
-
-
 # ---------------------------------------------------------------------------- projection
 
 
@@ -177,9 +160,9 @@ def test_rating_costs_by_hand():
     assert rating_costs(r) == {"coarse": pytest.approx(40.0), "fine": pytest.approx(30.0)}
 
 
-def test_intra_rater_by_design_equals_the_agreement_function(small_study):
-    t = intra_rater_by_design(small_study.ratings)
-    humans = small_study.ratings.filter(rater_kind="human")
+def test_intra_rater_by_design_equals_the_agreement_function(tiny_study):
+    t = intra_rater_by_design(tiny_study.ratings)
+    humans = tiny_study.ratings.filter(rater_kind="human")
     for row in t.iter_rows(named=True):
         part = humans.filter(design=row["design"], dimension=row["dimension"])
         assert row["percent"] == pytest.approx(intra_rater_agreement(part))
@@ -291,8 +274,8 @@ def test_subsampling_study_full_panel_is_the_full_ranking():
 # ---------------------------------------------------------------------------- from a fit
 
 
-def test_compare_designs_structure_and_observed_agreement(small_fit, small_study):
-    ds = compare_designs(small_fit, n_replicates=8, random_seed=3)
+def test_compare_designs_structure_and_observed_agreement(tiny_ordinal_fit, tiny_study):
+    ds = compare_designs(tiny_ordinal_fit, n_replicates=8, random_seed=3)
     assert ds["p_more_reliable"].dims == ("dimension", "design", "design_b")
     p = ds["p_more_reliable"]
     np.testing.assert_allclose(
@@ -302,7 +285,7 @@ def test_compare_designs_structure_and_observed_agreement(small_fit, small_study
     assert ds.sizes["replicate"] == 8
     assert ((ds["kappa"] >= -1) & (ds["kappa"] <= 1)).all()
     # the observed kappa is the classical statistic of the human first ratings
-    r = small_study.ratings.filter(rater_kind="human", dimension="safety", design="coarse")
+    r = tiny_study.ratings.filter(rater_kind="human", dimension="safety", design="coarse")
     direct = randolph_kappa(r.to_matrix(repeats="exclude").values, categories=[1, 2, 3, 4, 5])
     assert float(ds["kappa_observed"].sel(dimension="safety", design="coarse")) == pytest.approx(
         direct
@@ -315,30 +298,30 @@ def test_compare_designs_structure_and_observed_agreement(small_fit, small_study
     )
     t = design_table(ds)
     assert t.height == 6 and "kappa_mean" in t.columns
-    again = compare_designs(small_fit, n_replicates=8, random_seed=3)
+    again = compare_designs(tiny_ordinal_fit, n_replicates=8, random_seed=3)
     xr.testing.assert_identical(ds, again)
-    only = compare_designs(small_fit, n_replicates=0)
+    only = compare_designs(tiny_ordinal_fit, n_replicates=0)
     assert "kappa" not in only and "reliability" in only
 
 
-def test_compare_designs_level_map(small_fit, small_study):
+def test_compare_designs_level_map(tiny_ordinal_fit, tiny_study):
     lm = {1: -1, 2: -1, 3: 0, 4: 1, 5: 1}
-    ds = compare_designs(small_fit, n_replicates=2, level_map=lm, random_seed=1)
-    r = small_study.ratings.filter(
+    ds = compare_designs(tiny_ordinal_fit, n_replicates=2, level_map=lm, random_seed=1)
+    r = tiny_study.ratings.filter(
         rater_kind="human", dimension="correctness", design="fine"
     ).collapse("likert5_to_3")
     direct = randolph_kappa(r.to_matrix(repeats="exclude").values, categories=[-1, 0, 1])
     got = float(ds["kappa_observed"].sel(dimension="correctness", design="fine"))
     assert got == pytest.approx(direct)
     with pytest.raises(ValueError, match="no value for levels"):
-        compare_designs(small_fit, n_replicates=2, level_map={1: 0})
+        compare_designs(tiny_ordinal_fit, n_replicates=2, level_map={1: 0})
 
 
-def test_annotation_budget_executors_agree(small_fit, small_study):
+def test_annotation_budget_executors_agree(tiny_ordinal_fit, tiny_study):
     kw = {"n_raters": [1, 2], "n_sentences": [1, 3], "n_sims": 6, "random_seed": 5}
-    inline = annotation_budget(small_fit, small_study.ratings, max_workers=1, **kw)
+    inline = annotation_budget(tiny_ordinal_fit, tiny_study.ratings, max_workers=1, **kw)
     with ThreadPoolExecutor(max_workers=2) as ex:
-        threaded = annotation_budget(small_fit, small_study.ratings, executor=ex, **kw)
+        threaded = annotation_budget(tiny_ordinal_fit, tiny_study.ratings, executor=ex, **kw)
     xr.testing.assert_identical(inline, threaded)
 
     class FakeDaskClient:
@@ -347,9 +330,11 @@ def test_annotation_budget_executors_agree(small_fit, small_study):
         def get_executor(self):
             return ThreadPoolExecutor(max_workers=2)
 
-    via_client = annotation_budget(small_fit, small_study.ratings, client=FakeDaskClient(), **kw)
+    via_client = annotation_budget(
+        tiny_ordinal_fit, tiny_study.ratings, client=FakeDaskClient(), **kw
+    )
     xr.testing.assert_identical(inline, via_client)
-    procs = annotation_budget(small_fit, small_study.ratings, max_workers=2, **kw)
+    procs = annotation_budget(tiny_ordinal_fit, tiny_study.ratings, max_workers=2, **kw)
     xr.testing.assert_identical(inline, procs)
     for v in ("p_recovered", "expected_tau"):
         assert ((inline[v] >= -1) & (inline[v] <= 1)).all()
@@ -360,15 +345,15 @@ def test_annotation_budget_executors_agree(small_fit, small_study):
     assert float(cost.sel(design="fine", n_raters=2, k=3)) == pytest.approx(
         6 * float(cost.sel(design="fine", n_raters=1, k=1))
     )
-    secs = rating_costs(small_study.ratings)
-    n_items = small_fit["posterior"].sizes["item"]
+    secs = rating_costs(tiny_study.ratings)
+    n_items = tiny_ordinal_fit["posterior"].sizes["item"]
     assert float(cost.sel(design="coarse", n_raters=1, k=1)) == pytest.approx(
         n_items * secs["coarse"] / 3600
     )
     with pytest.raises(TypeError, match="get_executor"):
-        annotation_budget(small_fit, small_study.ratings, client=object(), **kw)
+        annotation_budget(tiny_ordinal_fit, tiny_study.ratings, client=object(), **kw)
     with pytest.raises(ValueError, match="n_raters must lie in"):
-        annotation_budget(small_fit, small_study.ratings, n_raters=[9], n_sims=0)
+        annotation_budget(tiny_ordinal_fit, tiny_study.ratings, n_raters=[9], n_sims=0)
 
 
 def _ranking_task(eta_per_system, discrimination=1.0):
@@ -406,8 +391,8 @@ def test_simulated_ranking_task_by_hand():
     assert rec.tolist() == [[0.0]] and taus.tolist() == [[0.0]]
 
 
-def test_judge_vs_experts(small_fit):
-    t = judge_vs_experts(small_fit)
+def test_judge_vs_experts(tiny_ordinal_fit):
+    t = judge_vs_experts(tiny_ordinal_fit)
     judge = t.filter(~pl.col("is_human"))
     assert judge["rater"].unique().to_list() == ["llm-judge"]
     assert judge.height == 3 * 2

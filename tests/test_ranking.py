@@ -337,28 +337,19 @@ def test_case_difficulty_by_hand(small):
 # ---------------------------------------------------------------------------- ordinal fits
 
 
-@pytest.fixture(scope="module")
-def ordinal_fit():
-    from raterstats.models import OrdinalRaters
-    from raterstats.simulate import clinical_qa_study
-
-    r = clinical_qa_study(n_questions=4, random_seed=1).ratings
-    return OrdinalRaters().fit(r, draws=40, tune=40, chains=1, random_seed=1, progress=False)
-
-
-def test_rank_systems_from_an_ordinal_fit(ordinal_fit):
+def test_rank_systems_from_an_ordinal_fit(tiny_ordinal_fit):
     from raterstats.models.ordinal import system_scores
 
-    ds = rank_systems(ordinal_fit)
+    ds = rank_systems(tiny_ordinal_fit)
     assert ds["rank_prob"].dims == ("dimension", "design", "system", "rank")
     np.testing.assert_allclose(ds["rank_prob"].sum("rank"), 1.0)
     np.testing.assert_allclose(ds["rank_prob"].sum("system"), 1.0)
-    fair = system_scores(ordinal_fit)["fair_average"]
+    fair = system_scores(tiny_ordinal_fit)["fair_average"]
     np.testing.assert_allclose(
         ds["score_mean"].transpose("dimension", "design", "system").values,
         fair.mean(("chain", "draw")).transpose("dimension", "design", "system").values,
     )
-    latent = rank_systems(ordinal_fit, score="latent")
+    latent = rank_systems(tiny_ordinal_fit, score="latent")
     assert latent["rank_prob"].dims == ("dimension", "system", "rank")
     assert latent.attrs["source"] == "ordinal_raters (latent)"
 
