@@ -282,6 +282,18 @@ def test_compare_designs_structure_and_observed_agreement(tiny_ordinal_fit, tiny
         p.sel(design="fine", design_b="coarse") + p.sel(design="coarse", design_b="fine"), 1.0
     )
     np.testing.assert_allclose(p.sel(design="fine", design_b="fine"), 0.0)
+    # the model side is the ordinal model's own reliability posterior
+    from raterstats.models.ordinal import prob_more_reliable, reliability
+
+    rel = reliability(tiny_ordinal_fit)
+    np.testing.assert_allclose(
+        ds["reliability"].transpose("dimension", "design"),
+        rel.mean(("chain", "draw")).transpose("dimension", "design"),
+    )
+    np.testing.assert_allclose(
+        p.sel(design="fine", design_b="coarse").transpose("dimension"),
+        prob_more_reliable(tiny_ordinal_fit, "fine", "coarse").transpose("dimension"),
+    )
     assert ds.sizes["replicate"] == 8
     assert ((ds["kappa"] >= -1) & (ds["kappa"] <= 1)).all()
     # the observed kappa is the classical statistic of the human first ratings
