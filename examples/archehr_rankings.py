@@ -32,7 +32,7 @@ import polars as pl
 from raterstats import MACE, rank_systems, ranking_agreement
 from raterstats.agreement import kendall_tau_b
 from raterstats.design import subsampling_study
-from raterstats.ranking import rank_table
+from raterstats.ranking import compare_rankings
 from raterstats.simulate import ARCHEHR_DIMENSIONS, archehr_like_study
 
 #: Scores of the labels (good = 1): yes / partially / no, yes / no / refutes, and
@@ -91,8 +91,13 @@ def main() -> None:
             }
         )
     with pl.Config(tbl_rows=40, tbl_cols=10, fmt_str_lengths=60, tbl_width_chars=160):
-        print("\nTop 5 systems by MACE, answers the question (90% intervals):")
-        print(rank_table(mace.sel(dimension="answers_question")).head(5))
+        side = compare_rankings({"Pyramid": pyramid, "MACE": mace}).filter(
+            pl.col("dimension") == "answers_question"
+        )
+        top = side.filter(pl.col("source") == "MACE")["system"].head(5).to_list()
+        print("\nTop 5 systems by MACE, answers the question: Pyramid and MACE side by side")
+        print("(90% intervals):")
+        print(side.filter(pl.col("system").is_in(top)))
         print("\nRanking concordance (Kendall tau-b):")
         print(pl.DataFrame(rows))
 

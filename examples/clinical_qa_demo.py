@@ -8,8 +8,9 @@ answer (coarse design) and sentence by sentence (fine design), with repeated rat
 Steps: read and summarise the ratings; the three rating schemes of the clinical-QA studies
 (coarse 3-point, fine 3-point, fine binary); agreement among the physicians with bootstrap
 intervals; hierarchical MACE on the 3-point ratings (rater competence per dimension x
-design); the ordinal rater model (system fair averages, reliability per design, length
-effect); and a self-contained HTML report with a methods paragraph. Replace
+design); the ordinal rater model (system rankings by fair average with rank
+probabilities, reliability per design, length effect); and a self-contained HTML report
+with a methods paragraph. Replace
 ``load_clinical_qa()`` by ``read_ratings("your_file.csv", columns=..., scale=...)`` to run
 it on your own study.
 
@@ -28,8 +29,10 @@ import polars as pl
 import raterstats as rs
 from raterstats.agreement import agreement, agreement_table
 from raterstats.datasets import load_clinical_qa
-from raterstats.models.ordinal import length_contrast, reliability, system_scores
+from raterstats.design import design_table
+from raterstats.models.ordinal import length_contrast
 from raterstats.plots import agreement_bars
+from raterstats.ranking import rank_table
 from raterstats.report import methods_paragraph, report
 
 #: Sentence -> answer rules of the fine binary scheme.
@@ -53,10 +56,6 @@ def diagnosis(dt) -> str:
         f"{d.divergences} divergences, max R-hat {float(t['rhat'].max()):.3f}, "
         f"min bulk ESS {float(t['ess_bulk'].min()):.0f}"
     )
-
-
-def interval(mean: float, low: float, high: float) -> str:
-    return f"{mean:.2f} [{low:.2f}, {high:.2f}]"
 
 
 def main() -> int:
@@ -121,41 +120,23 @@ def main() -> int:
         ratings, draws=args.draws, tune=args.draws, random_seed=args.seed, progress=False
     )
     print("Ordinal rater model:", diagnosis(fit))
-    fair = system_scores(fit)["fair_average"]
-    fair_rows = [
-        {
-            "dimension": str(d),
-            "design": str(g),
-            "system": str(s),
-            "fair average": interval(
-                float(x.mean()), float(x.quantile(0.05)), float(x.quantile(0.95))
-            ),
-        }
-        for d in fair["dimension"].values
-        for g in fair["design"].values
-        for s in fair["system"].values
-        for x in [fair.sel(dimension=d, design=g, system=s)]
-    ]
-    fair_table = pl.DataFrame(fair_rows)
+    # system rankings: fair averages (expected rating of a typical physician) per
+    # dimension x design with 90% intervals, expected rank and P(rank 1)
+    ranks = rs.rank_systems(fit, random_seed=args.seed)
+    fair_table = rank_table(ranks, digits=2)
     print("System fair averages (expected rating by a typical physician; 90% intervals)")
     print(fair_table)
-    rel = reliability(fit)
-    rel_table = pl.DataFrame(
-        [
-            {
-                "dimension": str(d),
-                "design": str(g),
-                "reliability": interval(
-                    float(x.mean()), float(x.quantile(0.05)), float(x.quantile(0.95))
-                ),
-            }
-            for d in rel["dimension"].values
-            for g in rel["design"].values
-            for x in [rel.sel(dimension=d, design=g)]
-        ]
-    )
+    # reliability per design, and P(fine more reliable than coarse)
+    designs = rs.compare_designs(fit, n_replicates=0, random_seed=args.seed)
+    rel_table = design_table(designs, digits=2)
     print("Model-implied reliability by design")
     print(rel_table)
+    p_fine = designs["p_more_reliable"].sel(design="fine", design_b="coarse")
+    dims = [str(d) for d in p_fine["dimension"].values]
+    print(
+        "P(fine more reliable than coarse): "
+        + ", ".join(f"{d} {float(v):.2f}" for d, v in zip(dims, p_fine.values, strict=True))
+    )
     contrast = length_contrast(fit)["contrast"].mean(("chain", "draw"))
     print(
         "Length effect, coarse - fine (logits per SD of log length): "
@@ -173,7 +154,7 @@ def main() -> int:
                 "## Agreement among the physicians",
                 "![Randolph's kappa by scheme](randolph_kappa.png)",
                 md_table(kappa.with_columns(pl.col(pl.Float64).round(3))),
-                "## System fair averages",
+                "## System fair averages and ranks",
                 md_table(fair_table),
                 "## Reliability by design",
                 md_table(rel_table),

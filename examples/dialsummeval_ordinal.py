@@ -8,8 +8,9 @@ read from there and not copied into this package).
 
 The script fits :class:`raterstats.OrdinalRaters` (one design, no length covariate: the
 summaries' lengths are not in the data), ranks the systems per dimension by their latent
-effect with 90% intervals and rank probabilities, and compares that ranking with the ranking
-by mean rating (Kendall's tau-b).
+effect with 90% intervals, P(rank 1) and expected ranks (:func:`raterstats.rank_systems`),
+and compares that ranking with the ranking by mean rating (Kendall's tau-b over posterior
+and bootstrap draws, :func:`raterstats.ranking_agreement`).
 
 Run:  python examples/dialsummeval_ordinal.py [--draws 500] [--data PATH]
 """
@@ -21,11 +22,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 
-from raterstats import OrdinalRaters, OrdinalScale, read_ratings
-from raterstats.agreement import kendall_tau_b
+from raterstats import OrdinalRaters, OrdinalScale, rank_systems, ranking_agreement, read_ratings
+from raterstats.ranking import rank_table
 
 DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dialsummeval_campus"
 
@@ -45,36 +45,40 @@ def load(folder: Path):
     )
 
 
-def rankings(dt, ratings) -> pl.DataFrame:
-    """Per dimension and system: latent effect (mean, 90% interval), P(best), expected rank
-    and mean rating, with the rank under each."""
-    s = dt["posterior"]["system_effect"]  # chain, draw, dimension, system
-    draws = s.stack(sample=("chain", "draw")).transpose("dimension", "system", "sample").values
-    ranks = (-draws).argsort(axis=1).argsort(axis=1) + 1  # rank 1 = best, per draw
-    systems = list(s["system"].values)
-    means = ratings.data.group_by("dimension", "system").agg(
-        pl.col("value").mean().alias("mean_rating")
+def rankings(dt, ratings, *, seed: int = 1) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per dimension and system: the model ranking (latent effect with 90% interval, P(rank
+    1), expected rank) next to the ranking by mean rating (with a case bootstrap); and per
+    dimension the distribution of Kendall's tau-b between the two rankings."""
+    model = rank_systems(dt, score="latent", random_seed=seed)
+    mean = rank_systems(ratings, method="mean", n_boot=500, random_seed=seed)
+    latent = {"score_mean": "latent", "score_low": "latent_low", "score_high": "latent_high"}
+    table = (
+        rank_table(model)
+        .rename({**latent, "p_rank_1": "p_best"})
+        .join(
+            rank_table(mean).select(
+                "dimension",
+                "system",
+                pl.col("score_mean").alias("mean_rating"),
+                pl.col("expected_rank").alias("expected_rank_mean"),
+            ),
+            on=["dimension", "system"],
+        )
     )
-    rows = []
-    for di, d in enumerate(s["dimension"].values):
-        for mi, m in enumerate(systems):
-            x = draws[di, mi]
-            rows.append(
-                {
-                    "dimension": str(d),
-                    "system": m,
-                    "latent": float(x.mean()),
-                    "low": float(np.quantile(x, 0.05)),
-                    "high": float(np.quantile(x, 0.95)),
-                    "p_best": float(np.mean(ranks[di, mi] == 1)),
-                    "expected_rank": float(ranks[di, mi].mean()),
-                }
-            )
-    out = pl.DataFrame(rows).join(means, on=["dimension", "system"])
-    return out.with_columns(
-        pl.col("latent").rank(descending=True).over("dimension").alias("rank_model"),
-        pl.col("mean_rating").rank(descending=True).over("dimension").alias("rank_mean"),
-    ).sort("dimension", "rank_model")
+    taus = []
+    for d in model["dimension"].values:
+        tau = ranking_agreement(
+            model.sel(dimension=d), mean.sel(dimension=d), statistics=["kendall_tau_b"]
+        ).sel(statistic="kendall_tau_b")
+        taus.append(
+            {
+                "dimension": str(d),
+                "tau_mean": float(tau["mean"]),
+                "tau_low": float(tau["low"]),
+                "tau_high": float(tau["high"]),
+            }
+        )
+    return table, pl.DataFrame(taus)
 
 
 def main() -> int:
@@ -99,13 +103,14 @@ def main() -> int:
         f"fitted in {time.perf_counter() - t0:.0f} s; divergences: "
         f"{int(dt['sample_stats']['diverging'].sum())}"
     )
-    table = rankings(dt, ratings)
+    table, taus = rankings(dt, ratings, seed=args.seed)
     with pl.Config(tbl_rows=100, tbl_cols=20, float_precision=3):
         print(table)
-    for d in table["dimension"].unique(maintain_order=True):
-        part = table.filter(pl.col("dimension") == d)
-        tau = kendall_tau_b(part["latent"].to_numpy(), part["mean_rating"].to_numpy())
-        print(f"{d}: Kendall tau-b (model latent score vs mean rating) = {tau:.3f}")
+    for row in taus.iter_rows(named=True):
+        print(
+            f"{row['dimension']}: Kendall tau-b (model ranking vs mean-rating ranking) = "
+            f"{row['tau_mean']:.3f} [90%: {row['tau_low']:.3f}, {row['tau_high']:.3f}]"
+        )
     return 0
 
 

@@ -674,10 +674,7 @@ def rank(
 
     Example: raterstats rank ratings.csv --method pyramid --score-map yes_partially_no
     """
-    try:
-        from raterstats.ranking import rank_systems, rank_table
-    except ImportError:  # pragma: no cover - until the ranking module is installed
-        raise _fail("this installation of raterstats has no ranking module", 2) from None
+    from raterstats.ranking import rank_systems, rank_table
 
     s = _study(study, source, column, scale, wide, filters, collapse)
     kwargs: dict[str, Any] = {
@@ -761,10 +758,7 @@ def designs(
 
     Example: raterstats designs --fit ordinal.nc --level-map 1=-1,2=-1,3=0,4=1,5=1 --json
     """
-    try:
-        from raterstats.design import compare_designs, design_table
-    except ImportError:  # pragma: no cover - until the design module is installed
-        raise _fail("this installation of raterstats has no design module", 2) from None
+    from raterstats.design import compare_designs, design_table
 
     s = Study.read(study) if study is not None else Study()
     path = fit_file or s.sections.get("designs", {}).get("fit")

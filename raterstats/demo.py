@@ -126,14 +126,15 @@ def _interval_frame(da: xr.DataArray, name: str, prob: float = 0.9) -> pl.DataFr
     return frame.with_columns(pl.lit(name).alias("quantity"))
 
 
-def _fmt_interval(digits: int = 2) -> pl.Expr:
-    """The text "mean [low, high]" of the columns made by :func:`_interval_frame`."""
-    return pl.format(
-        "{} [{}, {}]",
-        pl.col("mean").round(digits),
-        pl.col("low").round(digits),
-        pl.col("high").round(digits),
-    )
+def _fmt_interval(
+    digits: int | None = 2, *, mean: str = "mean", low: str = "low", high: str = "high"
+) -> pl.Expr:
+    """The text "mean [low, high]" of three columns, by default those made by
+    :func:`_interval_frame`, rounded to ``digits`` (``None``: as they are)."""
+    cols = [pl.col(c) for c in (mean, low, high)]
+    if digits is not None:
+        cols = [c.round(digits) for c in cols]
+    return pl.format("{} [{}, {}]", *cols)
 
 
 def _categorical_section(
@@ -321,17 +322,11 @@ def _ordinal_section(
         "rater",
         "dimension",
         "design",
-        pl.format(
-            "{} [{}, {}]",
-            pl.col("severity").round(2),
-            pl.col("severity_low").round(2),
-            pl.col("severity_high").round(2),
-        ).alias("severity (logits)"),
-        pl.format(
-            "{} [{}, {}]",
-            pl.col("discrimination").round(2),
-            pl.col("discrimination_low").round(2),
-            pl.col("discrimination_high").round(2),
+        _fmt_interval(2, mean="severity", low="severity_low", high="severity_high").alias(
+            "severity (logits)"
+        ),
+        _fmt_interval(
+            2, mean="discrimination", low="discrimination_low", high="discrimination_high"
         ).alias("discrimination"),
         pl.col("infit").round(2),
         pl.col("outfit").round(2),
@@ -393,9 +388,9 @@ def _ranking_section(
     baselines (mean score and majority vote of the physicians' whole-answer ratings)."""
     from raterstats.ranking import (
         case_difficulty,
+        compare_rankings,
         label_distributions,
         rank_systems,
-        rank_table,
         ranking_agreement,
     )
 
@@ -405,22 +400,10 @@ def _ranking_section(
         m: rank_systems(coarse, method=m, n_boot=n_boot, random_seed=random_seed)
         for m in ("mean", "majority")
     }
-    frames = []
-    for m, ds in base.items():
-        frames.append(rank_table(ds).with_columns(pl.lit(f"raw {m} (coarse)").alias("source")))
-    model = None
-    if dt is not None:
-        model = rank_systems(dt, random_seed=random_seed)
-        frames.insert(
-            0,
-            rank_table(model)
-            .with_columns(pl.format("rater model, {}", pl.col("design")).alias("source"))
-            .drop("design"),
-        )
-    table = pl.concat(frames, how="diagonal_relaxed").select(
-        "source", "dimension", "system", "score_mean", "score_low", "score_high",
-        "expected_rank", "p_rank_1",
-    )  # fmt: skip
+    model = rank_systems(dt, random_seed=random_seed) if dt is not None else None
+    sources: dict[str, xr.Dataset] = {} if model is None else {"rater model": model}
+    sources.update({f"raw {m} (coarse)": ds for m, ds in base.items()})
+    table = compare_rankings(sources, digits=None)  # the CSV unrounded
     write_csv(table, "rankings.csv")
     wide = (
         table.with_columns(
@@ -578,6 +561,24 @@ def _design_section(
         )
         tab = design_table(cmp)
         write_csv(tab, "design_comparison.csv")
+        reliability_bars = xr.Dataset(
+            {
+                "estimate": cmp["reliability"],
+                "ci_low": cmp["reliability_low"],
+                "ci_high": cmp["reliability_high"],
+            },
+            attrs={"ci_prob": cmp.attrs["ci_prob"]},
+        ).expand_dims(statistic=["reliability"])
+        save_fig(
+            agreement_bars(
+                reliability_bars,
+                "reliability",
+                hue="design",
+                interval="posterior",
+                title="Model-implied reliability by design",
+            ),
+            "reliability_by_design.png",
+        )
         p_rows = []
         for dim in cmp["dimension"].values:
             sel = {"dimension": dim, "design": "fine", "design_b": "coarse"}
@@ -594,14 +595,14 @@ def _design_section(
         show = tab.select(
             "dimension",
             "design",
-            pl.format("{} [{}, {}]", "reliability", "reliability_low", "reliability_high").alias(
-                "model reliability"
-            ),
-            pl.format("{} [{}, {}]", "kappa_mean", "kappa_low", "kappa_high").alias(
+            _fmt_interval(
+                None, mean="reliability", low="reliability_low", high="reliability_high"
+            ).alias("model reliability"),
+            _fmt_interval(None, mean="kappa_mean", low="kappa_low", high="kappa_high").alias(
                 "predicted kappa"
             ),
             pl.col("kappa_observed").alias("observed kappa"),
-            pl.format("{} [{}, {}]", "alpha_mean", "alpha_low", "alpha_high").alias(
+            _fmt_interval(None, mean="alpha_mean", low="alpha_low", high="alpha_high").alias(
                 "predicted alpha"
             ),
             pl.col("alpha_observed").alias("observed alpha"),
@@ -614,6 +615,8 @@ def _design_section(
             "(ordinal) on the collapsed 3-point scale, from 100 replicated studies "
             "(units: answers for coarse, sentences for fine; 90% intervals), next to the "
             "observed values.",
+            "",
+            "![Model-implied reliability by design](reliability_by_design.png)",
             "",
             _md_table(show),
             "",
@@ -635,18 +638,12 @@ def _design_section(
     pa_tab = pa_frame.select(
         "dimension",
         "k",
-        pl.format(
-            "{} [{}, {}]",
-            pl.col("spearman_mean").round(3),
-            pl.col("spearman_low").round(3),
-            pl.col("spearman_high").round(3),
-        ).alias("Spearman with full score"),
-        pl.format(
-            "{} [{}, {}]",
-            pl.col("variance_mean").round(3),
-            pl.col("variance_low").round(3),
-            pl.col("variance_high").round(3),
-        ).alias("inter-rater variance"),
+        _fmt_interval(3, mean="spearman_mean", low="spearman_low", high="spearman_high").alias(
+            "Spearman with full score"
+        ),
+        _fmt_interval(3, mean="variance_mean", low="variance_low", high="variance_high").alias(
+            "inter-rater variance"
+        ),
     ).sort("dimension", "k")
     lines += [
         "### Partial annotation",
@@ -765,12 +762,7 @@ def _design_section(
 
 def _agreement_wide(table: pl.DataFrame) -> pl.DataFrame:
     """Estimates with intervals as text, one column per statistic."""
-    cell = pl.format(
-        "{} [{}, {}]",
-        pl.col("estimate").round(3),
-        pl.col("ci_low").round(3),
-        pl.col("ci_high").round(3),
-    )
+    cell = _fmt_interval(3, mean="estimate", low="ci_low", high="ci_high")
     return (
         table.with_columns(cell.alias("value"))
         .pivot(on="statistic", index=["scheme", "dimension"], values="value")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, Literal
 
@@ -33,10 +33,8 @@ from raterstats.agreement import (
     krippendorff_alpha,
     randolph_kappa,
 )
-from raterstats.ranking import RawMethod
+from raterstats.ranking import SAMPLE_DIMS, RawMethod, _eti
 from raterstats.ratings import Ratings
-
-SAMPLE_DIMS = ("chain", "draw")
 
 
 def _check_ordinal(dt: xr.DataTree, what: str) -> None:
@@ -45,13 +43,6 @@ def _check_ordinal(dt: xr.DataTree, what: str) -> None:
             f"{what}: expected a fit of OrdinalRaters (attrs['model'] == 'ordinal_raters'), "
             f"got {dt.attrs.get('model')!r}"
         )
-
-
-def _eti(da: xr.DataArray, prob: float, dim: Sequence[str]) -> tuple[xr.DataArray, xr.DataArray]:
-    import arviz_stats as azs
-
-    ci = azs.eti(da, prob=prob, dim=list(dim))
-    return ci.isel(ci_bound=0, drop=True), ci.isel(ci_bound=1, drop=True)
 
 
 def _thin(post: xr.Dataset, n: int, rng: np.random.Generator) -> xr.Dataset:
@@ -176,7 +167,7 @@ def compare_designs(
     designs = [str(g) for g in dt["posterior"].to_dataset()["design"].values]
     dims = [str(d) for d in dt["posterior"].to_dataset()["dimension"].values]
     rel = reliability(dt)
-    lo, hi = _eti(rel, ci_prob, SAMPLE_DIMS)
+    lo, hi = _eti(rel, ci_prob)
     rel_b = rel.rename(design="design_b")
     out = xr.Dataset(
         {
@@ -563,8 +554,12 @@ def _simulate_ranking_task(task: dict[str, Any]) -> tuple[int, np.ndarray, np.nd
         est = item_score.T @ onehot  # dim, system
         for d in range(n_d):
             t, _ = tau_kernel(true[s, d], est[d])
-            taus[s, d] = t
-            rec[s, d] = float(np.array_equal(np.argsort(-true[s, d]), np.argsort(-est[d])))
+            # a study that ties every system orders no pair: tau 0 (tau-b is undefined)
+            taus[s, d] = t if np.isfinite(t) else 0.0
+            # recovered: every pair ordered as in the truth (a tie is not recovered)
+            order_true = np.sign(true[s, d][:, None] - true[s, d][None, :])
+            order_est = np.sign(est[d][:, None] - est[d][None, :])
+            rec[s, d] = float(np.array_equal(order_true, order_est))
     return task["id"], rec, taus
 
 
@@ -581,6 +576,27 @@ def _executor(max_workers: int | None, client: Any) -> Executor | None:
     if workers <= 1:
         return None
     return ProcessPoolExecutor(max_workers=workers)
+
+
+def _run_tasks(
+    fn: Callable[[Any], Any],
+    tasks: list[Any],
+    *,
+    max_workers: int | None,
+    executor: Executor | None,
+    client: Any,
+) -> list[Any]:
+    """``fn`` over ``tasks`` in order: on ``executor``, on the Dask ``client``, on
+    ``max_workers`` local processes, or here (one worker)."""
+    own = None
+    ex = executor
+    if ex is None:
+        ex = own = _executor(max_workers, client)
+    try:
+        return list(ex.map(fn, tasks)) if ex is not None else [fn(t) for t in tasks]
+    finally:
+        if own is not None:
+            own.shutdown()
 
 
 def annotation_budget(
@@ -603,8 +619,10 @@ def annotation_budget(
     from ``n_sims`` simulated studies (one posterior draw each: the fitted answers'
     latent quality, rater parameters drawn from the fitted human panel, new sentence
     deviations, ordered-logistic ratings) the probability that the study's system ranking
-    (by mean rating) equals the true one (by mean latent quality of the same answers) and
-    the expected Kendall tau-b between the two; and the cost in rater hours,
+    (by mean rating) equals the true one (by mean latent quality of the same answers;
+    every pair ordered as in the truth, so a tie is not a recovery) and the expected
+    Kendall tau-b between the two (0 for a simulated study that ties every system, where
+    tau-b is undefined); and the cost in rater hours,
     ``answers x r x`` seconds per answer (whole-answer designs) or ``k x`` seconds per
     sentence (:func:`rating_costs` of ``ratings``).
 
@@ -664,7 +682,7 @@ def annotation_budget(
     dims = [str(d) for d in post["dimension"].values]
     designs = [str(g) for g in post["design"].values]
     rel = reliability_projection(dt, n_raters=rs, n_sentences=ks)
-    r_lo, r_hi = _eti(rel, 0.9, SAMPLE_DIMS)
+    r_lo, r_hi = _eti(rel, 0.9)
     costs = rating_costs(ratings)
     n_items = post.sizes["item"]
     has_sent = dict(zip(designs, const["design_has_sentences"].values.astype(bool), strict=True))
@@ -721,19 +739,13 @@ def annotation_budget(
                         {**base, "r": r, "k": k, "id": tid, "seed": seeds[tid], "where": (g, a, b)}
                     )
                     tid += 1
-        own = None
-        ex = executor
-        if ex is None:
-            ex = own = _executor(max_workers, client)
-        try:
-            results = (
-                list(ex.map(_simulate_ranking_task, tasks))
-                if ex is not None
-                else [_simulate_ranking_task(t) for t in tasks]
-            )
-        finally:
-            if own is not None:
-                own.shutdown()
+        results = _run_tasks(
+            _simulate_ranking_task,
+            tasks,
+            max_workers=max_workers,
+            executor=executor,
+            client=client,
+        )
         where = {t["id"]: t["where"] for t in tasks}
         for task_id, rec, taus in results:
             g, a, b = where[task_id]
@@ -986,6 +998,32 @@ def subsample_raters(ratings: Ratings, *, n_raters: int, random_seed: int = 0) -
     return ratings._derive(data, step=f"subsample_raters({int(n_raters)}, seed={random_seed})")
 
 
+def _subsample_task(task: dict[str, Any]) -> np.ndarray:
+    """One subsample of :func:`subsampling_study` (module level, so that process pools can
+    run it): its ranking agreement with the full ranking, (statistic, dimension)."""
+    from raterstats.ranking import rank_systems, ranking_agreement
+
+    seed, full, dims = task["seed"], task["full"], task["dims"]
+    sub = subsample_raters(task["ratings"], n_raters=task["r"], random_seed=seed)
+    ds = rank_systems(
+        sub, method=task["method"], score_map=task["score_map"], n_boot=0, random_seed=seed
+    )
+    out = np.full((len(task["statistics"]), len(dims)), np.nan)
+    for d, dim in enumerate(dims):
+        with warnings.catch_warnings():
+            # a subsample can tie every system (e.g. MACE with one rater per item giving
+            # all items one label): undefined, counted in n_undefined
+            warnings.simplefilter("ignore", DegenerateAgreementWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            ag = ranking_agreement(
+                full.sel(dimension=dim),
+                ds["score_mean"].sel(dimension=dim),
+                statistics=task["statistics"],
+            )
+        out[:, d] = ag["mean"].values
+    return out
+
+
 def subsampling_study(
     ratings: Ratings,
     *,
@@ -995,6 +1033,9 @@ def subsampling_study(
     score_map: Any = None,
     statistics: Sequence[str] = ("kendall_tau_b", "spearman_rho"),
     ci_prob: float = 0.9,
+    max_workers: int | None = 1,
+    executor: Executor | None = None,
+    client: Any = None,
     random_seed: int = 0,
 ) -> xr.Dataset:
     """How well rankings from fewer raters per item agree with the full ranking.
@@ -1003,7 +1044,11 @@ def subsampling_study(
     (:func:`subsample_raters`), the systems are ranked from the subsample with
     :func:`~raterstats.rank_systems` (``method``: ``"mace"`` / ``"dawid_skene"`` EM labels,
     ``"mean"``, ``"majority"`` or ``"pyramid"``; point scores) and compared with the
-    ranking from all the ratings by :func:`~raterstats.ranking.ranking_agreement`.
+    ranking from all the ratings by :func:`~raterstats.ranking.ranking_agreement`. The
+    subsamples are independent fits (EM for MACE / Dawid-Skene) and run in parallel with
+    ``max_workers`` local processes (``None``: one per core), an ``executor`` or a Dask
+    ``client`` (as in :func:`annotation_budget`); each has its own seed, so the result
+    does not depend on where it ran.
 
     Returns
     -------
@@ -1022,32 +1067,33 @@ def subsampling_study(
     >>> float(ds["mean"].sel(statistic="kendall_tau_b", n_raters=3).item())
     1.0
     """
-    from raterstats.ranking import rank_systems, ranking_agreement
+    from raterstats.ranking import rank_systems
 
     rs = [int(x) for x in n_raters]
     full = rank_systems(
         ratings, method=method, score_map=score_map, n_boot=0, random_seed=random_seed
     )
     dims = [str(d) for d in full["dimension"].values]
-    vals = np.full((len(statistics), len(rs), n_repeats, len(dims)), np.nan)
     seeds = np.random.SeedSequence(random_seed).generate_state(len(rs) * n_repeats)
-    for a, r in enumerate(rs):
-        for rep in range(n_repeats):
-            seed = int(seeds[a * n_repeats + rep])
-            sub = subsample_raters(ratings, n_raters=r, random_seed=seed)
-            ds = rank_systems(sub, method=method, score_map=score_map, n_boot=0, random_seed=seed)
-            for d, dim in enumerate(dims):
-                with warnings.catch_warnings():
-                    # a subsample can tie every system (e.g. MACE with one rater per
-                    # item giving all items one label): undefined, counted in n_undefined
-                    warnings.simplefilter("ignore", DegenerateAgreementWarning)
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    ag = ranking_agreement(
-                        full["score_mean"].sel(dimension=dim),
-                        ds["score_mean"].sel(dimension=dim),
-                        statistics=statistics,
-                    )
-                vals[:, a, rep, d] = ag["mean"].values
+    base = {
+        "ratings": ratings,
+        "full": full["score_mean"],
+        "dims": dims,
+        "method": method,
+        "score_map": score_map,
+        "statistics": list(statistics),
+    }
+    tasks = [
+        {**base, "r": r, "seed": int(seeds[a * n_repeats + rep])}
+        for a, r in enumerate(rs)
+        for rep in range(n_repeats)
+    ]
+    results = _run_tasks(
+        _subsample_task, tasks, max_workers=max_workers, executor=executor, client=client
+    )
+    # (statistic, n_raters, repeat, dimension)
+    vals = np.stack(results).reshape(len(rs), n_repeats, len(statistics), len(dims))
+    vals = vals.transpose(2, 0, 1, 3)
     q = (1 - ci_prob) / 2
     da = xr.DataArray(
         vals,

@@ -18,6 +18,7 @@ def agreement_bars(
     group: str = "dimension",
     hue: str = "scheme",
     title: str | None = None,
+    interval: str = "bootstrap",
 ) -> Figure:
     """Grouped bar chart of one agreement statistic with its interval as error bars.
 
@@ -33,6 +34,10 @@ def agreement_bars(
         per rating scheme for each rated dimension, as in the clinical-QA papers).
     title : str, optional
         Figure title (default: the statistic's name).
+    interval : str
+        What the intervals are, for the title ("bootstrap"; "posterior" for a model's
+        credible intervals, e.g. the reliability per design of
+        :func:`raterstats.compare_designs`).
 
     Returns
     -------
@@ -77,7 +82,7 @@ def agreement_bars(
     ax.axhline(0.0, color="black", linewidth=0.8)
     ax.set_ylabel(statistic.replace("_", " "))
     prob = ds.attrs.get("ci_prob")
-    note = f" (bars: {100 * float(prob):.0f}% bootstrap intervals)" if prob is not None else ""
+    note = f" (bars: {100 * float(prob):.0f}% {interval} intervals)" if prob is not None else ""
     ax.set_title((title or statistic.replace("_", " ")) + note, fontsize=10)
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return fig

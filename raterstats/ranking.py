@@ -68,6 +68,8 @@ def rank_draws(
 
 
 def _eti(da: xr.DataArray, prob: float) -> tuple[xr.DataArray, xr.DataArray]:
+    """Lower and upper bounds of the equal-tailed interval over the sample dims (also used
+    by :mod:`raterstats.design`)."""
     import arviz_stats as azs
 
     ci = azs.eti(da, prob=prob, dim=list(SAMPLE_DIMS))
@@ -568,9 +570,10 @@ def rank_systems(
     return ds
 
 
-def rank_table(ds: xr.Dataset, *, digits: int = 3) -> pl.DataFrame:
+def rank_table(ds: xr.Dataset, *, digits: int | None = 3) -> pl.DataFrame:
     """One row per system (and dimension / design) of a :func:`rank_systems` result, best
-    first: score mean and interval, expected rank, P(rank 1).
+    first: score mean and interval, expected rank, P(rank 1), rounded to ``digits``
+    (``None``: unrounded, e.g. for a CSV file).
 
     Examples
     --------
@@ -587,9 +590,54 @@ def rank_table(ds: xr.Dataset, *, digits: int = 3) -> pl.DataFrame:
     )
     keys = [c for c in frame.columns if c not in cols]
     frame = frame.join(p1, on=keys)
-    frame = frame.with_columns(pl.col(c).round(digits) for c in (*cols, "p_rank_1"))
+    if digits is not None:
+        frame = frame.with_columns(pl.col(c).round(digits) for c in (*cols, "p_rank_1"))
     groups = [k for k in keys if k != "system"]
     return frame.select(*groups, "system", *cols, "p_rank_1").sort([*groups, "expected_rank"])
+
+
+def compare_rankings(rankings: Mapping[str, xr.Dataset], *, digits: int | None = 3) -> pl.DataFrame:
+    """Several rankings of the same systems side by side, as in shared-task reports (e.g.
+    mean score, majority vote, Pyramid and MACE): the :func:`rank_table` rows of each,
+    with a first column ``source``.
+
+    Parameters
+    ----------
+    rankings : mapping of str to xr.Dataset
+        ``{source name: rank_systems result}``. Dims other than ``dimension`` and
+        ``system`` (e.g. the ``design`` of an ordinal fit) are folded into the source name
+        (``"name, value"``) so that every source ranks per dimension.
+    digits : int, optional
+        Rounding of the numbers (``None``: unrounded).
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``source, [dimension,] system, score_mean, score_low, score_high,
+        expected_rank, p_rank_1``; per source and dimension, best first.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> draws = xr.DataArray(np.array([[[1.0, 0.0], [2.0, 0.5], [0.0, 1.0]]]),
+    ...                      dims=("chain", "draw", "system"), coords={"system": ["a", "b"]})
+    >>> t = compare_rankings({"mean": summarize_ranking(draws),
+    ...                       "reversed": summarize_ranking(-draws)})
+    >>> t.select("source", "system").rows()
+    [('mean', 'a'), ('mean', 'b'), ('reversed', 'b'), ('reversed', 'a')]
+    """
+    if not rankings:
+        raise ValueError("compare_rankings: give at least one {source: rank_systems result}")
+    frames = []
+    for name, ds in rankings.items():
+        table = rank_table(ds, digits=digits)
+        folded = [str(d) for d in ds["expected_rank"].dims if d not in (S.DIMENSION, S.SYSTEM)]
+        label: pl.Expr = pl.lit(str(name))
+        for d in folded:
+            label = pl.concat_str(label, pl.lit(", "), pl.col(d).cast(pl.String))
+        frames.append(table.with_columns(label.alias("source")).drop(folded))
+    out = pl.concat(frames, how="diagonal_relaxed")
+    return out.select("source", *(c for c in out.columns if c != "source"))
 
 
 # ---------------------------------------------------------------------------- agreement
@@ -863,6 +911,7 @@ def case_difficulty(ratings: Ratings, *, score_map: ScoreMapArg = None) -> pl.Da
 __all__ = [
     "RANKING_STATISTICS",
     "case_difficulty",
+    "compare_rankings",
     "label_distributions",
     "rank_draws",
     "rank_systems",

@@ -32,6 +32,23 @@ def small_study() -> SimulatedStudy:
 
 
 @pytest.fixture(scope="session")
+def tiny_study() -> SimulatedStudy:
+    """The clinical-QA study with 4 questions: every design, rater kind and repeat, small."""
+    return clinical_qa_study(n_questions=4, random_seed=1)
+
+
+@pytest.fixture(scope="session")
+def tiny_ordinal_fit(tiny_study):
+    """A short OrdinalRaters fit of ``tiny_study`` (1 chain x 40 draws), shared by the
+    ranking and design tests (read only)."""
+    from raterstats.models import OrdinalRaters
+
+    return OrdinalRaters().fit(
+        tiny_study.ratings, draws=40, tune=40, chains=1, random_seed=1, progress=False
+    )
+
+
+@pytest.fixture(scope="session")
 def demo_run(tmp_path_factory):
     """The demo with short model fits and without the simulated budget projections (the
     slow demo tests cover those), run once for the demo and the report tests."""
@@ -41,7 +58,7 @@ def demo_run(tmp_path_factory):
         tmp_path_factory.mktemp("demo"),
         n_boot=200,
         random_seed=3,
-        ordinal_draws=100,
-        categorical_draws=100,
+        ordinal_draws=50,  # the tests check the layout and the numbers' provenance, not
+        categorical_draws=50,  # convergence (the slow demo and model tests do)
         design_projections=False,
     )

@@ -11,7 +11,13 @@ import pytest
 import xarray as xr
 
 from raterstats import OrdinalScale, read_ratings
-from raterstats.agreement import intra_rater_agreement, krippendorff_alpha, randolph_kappa
+from raterstats.agreement import (
+    intra_rater_agreement,
+    kendall_tau_b,
+    krippendorff_alpha,
+    randolph_kappa,
+    spearman_rho,
+)
 from raterstats.design import (
     annotation_budget,
     cheapest_design,
@@ -26,23 +32,7 @@ from raterstats.design import (
     subsample_raters,
     subsampling_study,
 )
-
-
-@pytest.fixture(scope="module")
-def small_study():
-    from raterstats.simulate import clinical_qa_study
-
-    return clinical_qa_study(n_questions=4, random_seed=1)
-
-
-@pytest.fixture(scope="module")
-def small_fit(small_study):
-    from raterstats.models import OrdinalRaters
-
-    return OrdinalRaters().fit(
-        small_study.ratings, draws=40, tune=40, chains=1, random_seed=1, progress=False
-    )
-
+from raterstats.ranking import rank_systems
 
 # ---------------------------------------------------------------------------- projection
 
@@ -170,9 +160,9 @@ def test_rating_costs_by_hand():
     assert rating_costs(r) == {"coarse": pytest.approx(40.0), "fine": pytest.approx(30.0)}
 
 
-def test_intra_rater_by_design_equals_the_agreement_function(small_study):
-    t = intra_rater_by_design(small_study.ratings)
-    humans = small_study.ratings.filter(rater_kind="human")
+def test_intra_rater_by_design_equals_the_agreement_function(tiny_study):
+    t = intra_rater_by_design(tiny_study.ratings)
+    humans = tiny_study.ratings.filter(rater_kind="human")
     for row in t.iter_rows(named=True):
         part = humans.filter(design=row["design"], dimension=row["dimension"])
         assert row["percent"] == pytest.approx(intra_rater_agreement(part))
@@ -252,23 +242,62 @@ def test_subsampling_study_full_panel_is_the_full_ranking():
     np.testing.assert_allclose(ds["value"].sel(n_raters=2), 1.0)
     assert ds["value"].dims == ("statistic", "n_raters", "repeat", "dimension")
     assert int(ds["n_undefined"].sum()) == 0
+    # one subsample by hand: repeat 2 with one rater per response, its own seed
+    one = r.filter(dimension="answers_question")
+    seed = int(np.random.SeedSequence(1).generate_state(6)[2])
+    full = rank_systems(one, method="mean", score_map="yes_partially_no", n_boot=0)
+    sub = rank_systems(
+        subsample_raters(one, n_raters=1, random_seed=seed),
+        method="mean",
+        score_map="yes_partially_no",
+        n_boot=0,
+        random_seed=seed,
+    )
+    a, b = (x["score_mean"].sel(dimension="answers_question").values for x in (full, sub))
+    cell = ds["value"].sel(n_raters=1, repeat=2, dimension="answers_question")
+    assert float(cell.sel(statistic="kendall_tau_b")) == pytest.approx(kendall_tau_b(a, b))
+    assert float(cell.sel(statistic="spearman_rho")) == pytest.approx(spearman_rho(a, b))
+    # the subsamples run anywhere with the same result
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        threaded = subsampling_study(
+            one,
+            n_raters=[1, 2],
+            n_repeats=3,
+            method="mean",
+            score_map="yes_partially_no",
+            executor=ex,
+            random_seed=1,
+        )
+    xr.testing.assert_identical(ds, threaded)
 
 
 # ---------------------------------------------------------------------------- from a fit
 
 
-def test_compare_designs_structure_and_observed_agreement(small_fit, small_study):
-    ds = compare_designs(small_fit, n_replicates=8, random_seed=3)
+def test_compare_designs_structure_and_observed_agreement(tiny_ordinal_fit, tiny_study):
+    ds = compare_designs(tiny_ordinal_fit, n_replicates=8, random_seed=3)
     assert ds["p_more_reliable"].dims == ("dimension", "design", "design_b")
     p = ds["p_more_reliable"]
     np.testing.assert_allclose(
         p.sel(design="fine", design_b="coarse") + p.sel(design="coarse", design_b="fine"), 1.0
     )
     np.testing.assert_allclose(p.sel(design="fine", design_b="fine"), 0.0)
+    # the model side is the ordinal model's own reliability posterior
+    from raterstats.models.ordinal import prob_more_reliable, reliability
+
+    rel = reliability(tiny_ordinal_fit)
+    np.testing.assert_allclose(
+        ds["reliability"].transpose("dimension", "design"),
+        rel.mean(("chain", "draw")).transpose("dimension", "design"),
+    )
+    np.testing.assert_allclose(
+        p.sel(design="fine", design_b="coarse").transpose("dimension"),
+        prob_more_reliable(tiny_ordinal_fit, "fine", "coarse").transpose("dimension"),
+    )
     assert ds.sizes["replicate"] == 8
     assert ((ds["kappa"] >= -1) & (ds["kappa"] <= 1)).all()
     # the observed kappa is the classical statistic of the human first ratings
-    r = small_study.ratings.filter(rater_kind="human", dimension="safety", design="coarse")
+    r = tiny_study.ratings.filter(rater_kind="human", dimension="safety", design="coarse")
     direct = randolph_kappa(r.to_matrix(repeats="exclude").values, categories=[1, 2, 3, 4, 5])
     assert float(ds["kappa_observed"].sel(dimension="safety", design="coarse")) == pytest.approx(
         direct
@@ -281,30 +310,30 @@ def test_compare_designs_structure_and_observed_agreement(small_fit, small_study
     )
     t = design_table(ds)
     assert t.height == 6 and "kappa_mean" in t.columns
-    again = compare_designs(small_fit, n_replicates=8, random_seed=3)
+    again = compare_designs(tiny_ordinal_fit, n_replicates=8, random_seed=3)
     xr.testing.assert_identical(ds, again)
-    only = compare_designs(small_fit, n_replicates=0)
+    only = compare_designs(tiny_ordinal_fit, n_replicates=0)
     assert "kappa" not in only and "reliability" in only
 
 
-def test_compare_designs_level_map(small_fit, small_study):
+def test_compare_designs_level_map(tiny_ordinal_fit, tiny_study):
     lm = {1: -1, 2: -1, 3: 0, 4: 1, 5: 1}
-    ds = compare_designs(small_fit, n_replicates=2, level_map=lm, random_seed=1)
-    r = small_study.ratings.filter(
+    ds = compare_designs(tiny_ordinal_fit, n_replicates=2, level_map=lm, random_seed=1)
+    r = tiny_study.ratings.filter(
         rater_kind="human", dimension="correctness", design="fine"
     ).collapse("likert5_to_3")
     direct = randolph_kappa(r.to_matrix(repeats="exclude").values, categories=[-1, 0, 1])
     got = float(ds["kappa_observed"].sel(dimension="correctness", design="fine"))
     assert got == pytest.approx(direct)
     with pytest.raises(ValueError, match="no value for levels"):
-        compare_designs(small_fit, n_replicates=2, level_map={1: 0})
+        compare_designs(tiny_ordinal_fit, n_replicates=2, level_map={1: 0})
 
 
-def test_annotation_budget_executors_agree(small_fit, small_study):
+def test_annotation_budget_executors_agree(tiny_ordinal_fit, tiny_study):
     kw = {"n_raters": [1, 2], "n_sentences": [1, 3], "n_sims": 6, "random_seed": 5}
-    inline = annotation_budget(small_fit, small_study.ratings, max_workers=1, **kw)
+    inline = annotation_budget(tiny_ordinal_fit, tiny_study.ratings, max_workers=1, **kw)
     with ThreadPoolExecutor(max_workers=2) as ex:
-        threaded = annotation_budget(small_fit, small_study.ratings, executor=ex, **kw)
+        threaded = annotation_budget(tiny_ordinal_fit, tiny_study.ratings, executor=ex, **kw)
     xr.testing.assert_identical(inline, threaded)
 
     class FakeDaskClient:
@@ -313,9 +342,11 @@ def test_annotation_budget_executors_agree(small_fit, small_study):
         def get_executor(self):
             return ThreadPoolExecutor(max_workers=2)
 
-    via_client = annotation_budget(small_fit, small_study.ratings, client=FakeDaskClient(), **kw)
+    via_client = annotation_budget(
+        tiny_ordinal_fit, tiny_study.ratings, client=FakeDaskClient(), **kw
+    )
     xr.testing.assert_identical(inline, via_client)
-    procs = annotation_budget(small_fit, small_study.ratings, max_workers=2, **kw)
+    procs = annotation_budget(tiny_ordinal_fit, tiny_study.ratings, max_workers=2, **kw)
     xr.testing.assert_identical(inline, procs)
     for v in ("p_recovered", "expected_tau"):
         assert ((inline[v] >= -1) & (inline[v] <= 1)).all()
@@ -326,19 +357,54 @@ def test_annotation_budget_executors_agree(small_fit, small_study):
     assert float(cost.sel(design="fine", n_raters=2, k=3)) == pytest.approx(
         6 * float(cost.sel(design="fine", n_raters=1, k=1))
     )
-    secs = rating_costs(small_study.ratings)
-    n_items = small_fit["posterior"].sizes["item"]
+    secs = rating_costs(tiny_study.ratings)
+    n_items = tiny_ordinal_fit["posterior"].sizes["item"]
     assert float(cost.sel(design="coarse", n_raters=1, k=1)) == pytest.approx(
         n_items * secs["coarse"] / 3600
     )
     with pytest.raises(TypeError, match="get_executor"):
-        annotation_budget(small_fit, small_study.ratings, client=object(), **kw)
+        annotation_budget(tiny_ordinal_fit, tiny_study.ratings, client=object(), **kw)
     with pytest.raises(ValueError, match="n_raters must lie in"):
-        annotation_budget(small_fit, small_study.ratings, n_raters=[9], n_sims=0)
+        annotation_budget(tiny_ordinal_fit, tiny_study.ratings, n_raters=[9], n_sims=0)
 
 
-def test_judge_vs_experts(small_fit):
-    t = judge_vs_experts(small_fit)
+def _ranking_task(eta_per_system, discrimination=1.0):
+    """One projection task with deterministic ratings: 3 systems x 2 answers, 2 raters,
+    cut points far out so that (discrimination x latent) -100 / 0 / 100 rates 1 / 3 / 5."""
+    eta = np.repeat(np.asarray(eta_per_system, dtype=float), 2)[None, :, None]  # S, item, dim
+    return {
+        "eta": eta,
+        "lam": np.full((1, 2, 1), discrimination),
+        "sev": np.zeros((1, 2, 1)),
+        "cuts": np.array([[[-50.0, -40.0, 40.0, 50.0]]]),
+        "tau": np.zeros((1, 1)),
+        "beta": np.zeros((1, 2, 1)),
+        "z": np.zeros(6),
+        "item_system": np.repeat(np.arange(3), 2),
+        "r": 2,
+        "k": 1,
+        "sentences": False,
+        "id": 7,
+        "seed": 1,
+    }
+
+
+def test_simulated_ranking_task_by_hand():
+    from raterstats.design import _simulate_ranking_task
+
+    # ratings 5 / 3 / 1 for systems 0 / 1 / 2: the true order, tau 1
+    tid, rec, taus = _simulate_ranking_task(_ranking_task([100.0, 0.0, -100.0]))
+    assert tid == 7 and rec.tolist() == [[1.0]] and taus.tolist() == [[1.0]]
+    # raters who rate backwards (discrimination -1): ratings 1 / 3 / 5, tau -1
+    _, rec, taus = _simulate_ranking_task(_ranking_task([100.0, 0.0, -100.0], -1.0))
+    assert rec.tolist() == [[0.0]] and taus.tolist() == [[-1.0]]
+    # every answer rated 3: the study ties all systems, orders no pair
+    _, rec, taus = _simulate_ranking_task(_ranking_task([0.001, 0.0, -0.001]))
+    assert rec.tolist() == [[0.0]] and taus.tolist() == [[0.0]]
+
+
+def test_judge_vs_experts(tiny_ordinal_fit):
+    t = judge_vs_experts(tiny_ordinal_fit)
     judge = t.filter(~pl.col("is_human"))
     assert judge["rater"].unique().to_list() == ["llm-judge"]
     assert judge.height == 3 * 2

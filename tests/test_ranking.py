@@ -12,6 +12,7 @@ from raterstats import MACE, NominalScale, OrdinalScale, read_ratings
 from raterstats.agreement import kendall_tau_b, rbo, spearman_rho
 from raterstats.ranking import (
     case_difficulty,
+    compare_rankings,
     label_distributions,
     rank_draws,
     rank_systems,
@@ -202,6 +203,44 @@ def test_mace_fit_needs_the_ratings_and_matches_unanimous_labels():
         ds["score_mean"].values, expected["score_mean"].values, rtol=0, atol=1e-12
     )
 
+    # every raw-rating baseline side by side: on unanimous labels mean, majority and the EM
+    # labels of MACE / Dawid-Skene give the label scores, Pyramid three times them (3 raters)
+    sources = {
+        m: rank_systems(r, method=m, score_map="yes_partially_no", n_boot=0)
+        for m in ("mean", "majority", "pyramid", "mace", "dawid_skene")
+    }
+    side = compare_rankings({**sources, "MACE fit": ds})
+    assert side.columns == [
+        "source", "dimension", "system", "score_mean", "score_low", "score_high",
+        "expected_rank", "p_rank_1",
+    ]  # fmt: skip
+    assert side["source"].to_list() == [m for m in (*sources, "MACE fit") for _ in (1, 2)]
+    assert side["system"].to_list() == ["s1", "s2"] * 6
+    scale = [3.0 if m == "pyramid" else 1.0 for m in (*sources, "MACE fit") for _ in (1, 2)]
+    np.testing.assert_allclose(
+        side["score_mean"].to_numpy(), np.array(scale) * np.tile([2.5 / 3, 0.5 / 3], 6), atol=1e-3
+    )
+    assert side["p_rank_1"].to_list() == [1.0, 0.0] * 6
+
+
+def test_compare_rankings_folds_extra_dims_into_the_source():
+    d = xr.DataArray(
+        np.array([[[[1.0, 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 2.0]], [[3.0, 1.0], [1.5, 1.0]]]]),
+        dims=("chain", "draw", "design", "system"),
+        coords={"design": ["coarse", "fine"], "system": ["a", "b"]},
+    )
+    model = summarize_ranking(d)
+    flat = summarize_ranking(d.sel(design="coarse", drop=True))
+    side = compare_rankings({"model": model, "raw": flat}, digits=2)
+    assert side["source"].to_list() == ["model, coarse"] * 2 + ["model, fine"] * 2 + ["raw"] * 2
+    assert "design" not in side.columns
+    assert side["system"].to_list() == ["a", "b", "b", "a", "a", "b"]
+    # fine: b > a in 2 of 3 draws
+    fine_b = side.filter(pl.col("source") == "model, fine", pl.col("system") == "b")
+    assert fine_b["p_rank_1"].item() == pytest.approx(0.67)
+    with pytest.raises(ValueError, match="at least one"):
+        compare_rankings({})
+
 
 def test_ordinal_scores_numeric_levels_need_no_score_map():
     frame = pl.DataFrame(
@@ -298,28 +337,19 @@ def test_case_difficulty_by_hand(small):
 # ---------------------------------------------------------------------------- ordinal fits
 
 
-@pytest.fixture(scope="module")
-def ordinal_fit():
-    from raterstats.models import OrdinalRaters
-    from raterstats.simulate import clinical_qa_study
-
-    r = clinical_qa_study(n_questions=4, random_seed=1).ratings
-    return OrdinalRaters().fit(r, draws=40, tune=40, chains=1, random_seed=1, progress=False)
-
-
-def test_rank_systems_from_an_ordinal_fit(ordinal_fit):
+def test_rank_systems_from_an_ordinal_fit(tiny_ordinal_fit):
     from raterstats.models.ordinal import system_scores
 
-    ds = rank_systems(ordinal_fit)
+    ds = rank_systems(tiny_ordinal_fit)
     assert ds["rank_prob"].dims == ("dimension", "design", "system", "rank")
     np.testing.assert_allclose(ds["rank_prob"].sum("rank"), 1.0)
     np.testing.assert_allclose(ds["rank_prob"].sum("system"), 1.0)
-    fair = system_scores(ordinal_fit)["fair_average"]
+    fair = system_scores(tiny_ordinal_fit)["fair_average"]
     np.testing.assert_allclose(
         ds["score_mean"].transpose("dimension", "design", "system").values,
         fair.mean(("chain", "draw")).transpose("dimension", "design", "system").values,
     )
-    latent = rank_systems(ordinal_fit, score="latent")
+    latent = rank_systems(tiny_ordinal_fit, score="latent")
     assert latent["rank_prob"].dims == ("dimension", "system", "rank")
     assert latent.attrs["source"] == "ordinal_raters (latent)"
 

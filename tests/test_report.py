@@ -5,6 +5,7 @@ methods paragraph of fits."""
 from __future__ import annotations
 
 import base64
+import html
 import json
 import os
 import re
@@ -25,9 +26,9 @@ _IMG = re.compile(r'<img src="(?P<src>[^"]*)" alt="(?P<alt>[^"]*)"')
 @pytest.fixture(scope="module")
 def demo_html(demo_run) -> Path:
     """The HTML report the demo wrote (short fits; the fixture is shared with test_demo)."""
-    html = demo_run.out / "report.html"
-    assert html in demo_run.files
-    return html
+    path = demo_run.out / "report.html"
+    assert path in demo_run.files
+    return path
 
 
 def _images(page: str) -> list[tuple[str, str]]:
@@ -48,6 +49,16 @@ def test_every_figure_is_embedded_as_a_png_data_uri(demo_html):
     # the embedded bytes are the files' bytes
     embedded = {base64.b64decode(src.split(",", 1)[1]) for src, _ in images}
     assert embedded == {(demo_html.parent / n).read_bytes() for n in pngs}
+    # the figures the report promises (the budget curves: the slow demo test)
+    alts = {html.unescape(alt) for _, alt in images}
+    for figure in (
+        "Randolph's kappa by dimension and scheme",  # agreement, bar chart with intervals
+        "System fair averages by design",  # the coarse-vs-fine figure
+        "Rank probabilities",  # heatmap
+        "Model-implied reliability by design",
+        "Partial annotation",
+    ):
+        assert figure in alts, figure
 
 
 def test_the_page_needs_no_other_file_to_show(demo_html):

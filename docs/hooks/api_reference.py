@@ -1,8 +1,9 @@
 """mkdocs hook: the API reference page (``api.md``), generated from ``raterstats.__all__``.
 
 Every public name gets a mkdocstrings block (``::: raterstats.<name>``), grouped by the
-module that defines it, so the page always lists exactly the exported API; the agreement
-statistics, the ordinal-model helpers and the report follow as modules.
+module that defines it, so the page always lists exactly the exported API; the rest of the
+ranking and design modules, the agreement statistics and the ordinal-model helpers follow
+as modules (each name documented once).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ SECTIONS = {
 
 #: Modules documented as a whole after the exported names, with the members to show.
 MODULES = {
+    "raterstats.ranking": "More on rankings (raterstats.ranking)",
+    "raterstats.design": "More on designs (raterstats.design)",
     "raterstats.agreement": "Agreement statistics (raterstats.agreement)",
     "raterstats.models.ordinal": "Ordinal model helpers (raterstats.models.ordinal)",
     "raterstats.report": "HTML report and methods paragraph (raterstats.report)",
@@ -68,8 +71,8 @@ def api_markdown() -> str:
         "# API reference",
         "",
         "Generated from `raterstats.__all__` (the public API), grouped by the module that "
-        "defines each name, then the agreement statistics, the ordinal-model helpers and "
-        "the report module.",
+        "defines each name, then the other functions of the ranking and design modules, "
+        "the agreement statistics and the ordinal-model helpers.",
         "",
     ]
     for title, names in groups.items():
@@ -77,10 +80,12 @@ def api_markdown() -> str:
         for n in names:
             lines += [f"::: raterstats.{n}", ""]
     for module, title in MODULES.items():
-        if all(n in raterstats.__all__ for n in _module_members(module)):
-            continue  # everything it offers is exported, so documented above
+        # what is exported is documented above, once
+        members = [m for m in _module_members(module) if m not in raterstats.__all__]
+        if not members:
+            continue
         lines += [f"## {title}", "", f"::: {module}", "    options:", "      members:"]
-        lines += [f"        - {m}" for m in _module_members(module)]
+        lines += [f"        - {m}" for m in members]
         lines += ["      show_root_heading: false", ""]
     return "\n".join(lines)
 
