@@ -230,15 +230,15 @@ def ordinal_logp_grad(
     scales = np.array([su, sv, sa, sb])
     log_at = np.array([off[8], off[9], off[12], off[13]])
     blocks = np.array([10, 11, 14, 15])
-    for q in range(4):
-        blk = blocks[q]
-        s_q = scales[q]
+    for h in range(4):
+        blk = blocks[h]
+        s_q = scales[h]
         for t in range(off[blk], off[blk + 1]):
             if cen:
                 z = x[t] / s_q
                 total += -0.5 * z * z - math.log(s_q)
                 grad[t] -= z / s_q
-                grad[log_at[q]] += z * z - 1.0
+                grad[log_at[h]] += z * z - 1.0
             else:
                 total += -0.5 * x[t] * x[t]
                 grad[t] -= x[t]
