@@ -1,7 +1,7 @@
 """Benchmark: the ordinal rater model on the built-in clinical-QA study.
 
 Fits :class:`raterstats.OrdinalRaters` with default settings (NUTS by nutpie, 4 chains x
-1,500 draws after 500 tuning steps) in a fresh process, and reports the wall time
+2,000 draws after 500 tuning steps) in a fresh process, and reports the wall time
 (including compilation) and the process's CPU time (all threads; on 2 cores the wall time
 of an unloaded machine is at least half of it), divergences, the largest R-hat and the
 smallest bulk / tail ESS over every reported parameter (rater severities and
@@ -276,7 +276,7 @@ def write(results: list[dict[str, object]]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--adaptation", nargs="+", default=["diag"])
-    ap.add_argument("--draws", type=int, default=1500)
+    ap.add_argument("--draws", type=int, default=2000)
     ap.add_argument("--tune", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-write", action="store_true")

@@ -400,16 +400,16 @@ class OrdinalRaters(Model):
             raise ValueError("; ".join(problems))
 
     def fit(
-        self, ratings: Ratings, *, draws: int = 1500, tune: int = 500, **options: Any
+        self, ratings: Ratings, *, draws: int = 2000, tune: int = 500, **options: Any
     ) -> xr.DataTree:
         """Fit the model; as :meth:`raterstats.models.base.Model.fit`, with NUTS defaults of
-        1,500 draws after 500 tuning steps per chain.
+        2,000 draws after 500 tuning steps per chain.
 
         The scale parameters of the sentence-level design (its discrimination mean, the
-        sentence scale and its cut-points) mix slowest: on the built-in study their bulk
-        ESS per draw is about 0.35, so 1,500 draws per chain give the 400 that reliable
-        R-hat and interval estimates need, and nutpie's step-size and mass-matrix
-        adaptation settles within 500 tuning steps (see ``benchmarks/ordinal.py``).
+        sentence scale and its cut-points) mix slowest: on the built-in study their bulk ESS
+        is about 0.07 per draw (4 chains x 1,500 draws gave 396), so 4 x 2,000 draws reach
+        the 400 that R-hat and interval estimates need with a margin; nutpie's step-size
+        and mass-matrix adaptation settles within 500 tuning steps (``benchmarks/ordinal.py``).
 
         Examples
         --------
