@@ -239,7 +239,7 @@ def write(results: list[dict[str, object]]) -> None:
             f"| {r['adaptation']} | {r['draws']} / {r['tune']} | {r['load']} | "
             f"{r['wall_s']:.0f} | {r['cpu_s']:.0f} | "
             f"{r['sampling_s']:.0f} | {r['divergences']} | {r['mean_tree_depth']:.1f} | "
-            f"{r['max_rhat']:.3f} | {r['min_ess_bulk']:.0f} | {r['min_ess_tail']:.0f} | "
+            f"{r['max_rhat']:.4f} | {r['min_ess_bulk']:.0f} | {r['min_ess_tail']:.0f} | "
             f"{r['n_params']} | {r['severity_r']:.3f} | {r['log_discrimination_r']:.3f} | "
             f"{r['length_cover']} | {r['coarse_excludes_0']} | {r['fine_covers_0']} | "
             f"{r['system_order']} |"
