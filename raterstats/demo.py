@@ -382,7 +382,7 @@ def run_demo(
     n_boot: int = 1000,
     random_seed: int = 1,
     ordinal_draws: int = 500,
-    categorical_draws: int = 500,
+    categorical_draws: int = 1000,
 ) -> DemoResult:
     """Run the demo analysis of the built-in study and write the report folder.
 
@@ -401,7 +401,9 @@ def run_demo(
         out (a few minutes on 2 cores at the default).
     categorical_draws : int
         Draws (and tuning steps) per chain of the hierarchical MACE model of the collapsed
-        3-point ratings; 0 leaves it out.
+        3-point ratings; 0 leaves it out. At the default the cell-effect scale ``cell_sd``,
+        the slowest-mixing parameter (about 0.13 effective draws per draw), reaches a bulk
+        ESS above 400 (about 30 s on 2 cores).
 
     Returns
     -------
