@@ -356,15 +356,18 @@ def part_speed(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
             for model in ("ds", "mace"):
                 tot_fit, tot_wall, correct, n = 0.0, 0.0, 0, 0
                 err = None
+                load0: float | None = None
                 for d, fr in frames.items():
                     p = tmp / f"ck_{d}.parquet"
                     fr.rename({"rating": "label"}).write_parquet(p)
                     res = run_child(
                         args.crowdkit_python, CHILD_CROWDKIT, {"data": str(p), "model": model},
-                        timeout=args.timeout,
+                        timeout=args.ck_timeout,
                     )  # fmt: skip
+                    load0 = res.get("load") if load0 is None else load0
                     if "error" in res:
                         err = res["error"]
+                        tot_wall += res["wall_s"]
                         break
                     tot_fit += res["fit_s"]
                     tot_wall += res["wall_s"]
@@ -372,8 +375,9 @@ def part_speed(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
                     correct += sum(res["labels"][k] == tr[k] for k in res["labels"])
                     n += len(res["labels"])
                 row = {"size": label, "engine": "crowd-kit 1.4", "model": model.upper()}
+                row["load"] = load0
                 if err:
-                    row["error"] = err
+                    row.update({"error": err, "wall_s": tot_wall})
                 else:
                     row.update({"fit_s": tot_fit, "wall_s": tot_wall, "accuracy": correct / n})
                 rows.append(row)
@@ -821,8 +825,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, print only")
     parser.add_argument("--crowdkit-python", default="/work/ckvenv/bin/python")
     parser.add_argument("--timeout", type=int, default=900)
-    parser.add_argument("--slow-timeout", type=int, default=300,
+    parser.add_argument("--slow-timeout", type=int, default=180,
                         help="limit for numpyro / plain PyMC at 50,000 items")  # fmt: skip
+    parser.add_argument("--ck-timeout", type=int, default=600, help="limit for crowd-kit runs")
     parser.add_argument(
         "--parts",
         default="cold,speed,real,anaesthesia",
