@@ -435,6 +435,9 @@ def part_accuracy(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
 
     rows = []
     sets = DATASETS[:2] if args.quick else DATASETS
+    if args.datasets:
+        keep = {k.strip() for k in args.datasets.split(",")}
+        sets = [d for d in sets if d[0] in keep]
     for name, published in sets:
         if not (DATA_ROOT / name / "data.csv").exists():
             rows.append({"dataset": name, "error": "data not available"})
@@ -632,6 +635,9 @@ def targets(res: dict[str, Any]) -> list[str]:
             n_cal += 1
             if r[f"{m}_nuts_logloss"] < r[f"{m}_em_logloss"]:
                 better_cal.append(f"{r['dataset']} {m}")
+    missing = [r["dataset"] for r in acc if "error" in r or "ck_ds_acc" not in r]
+    if missing:
+        out.append(f"- real data sets without a complete comparison: {', '.join(missing)}")
     if n_ds:
         say(
             not worse,
@@ -834,6 +840,7 @@ def main() -> None:
         help="comma-separated parts to run; the others are kept from the last full run's "
         "categorical_results.json",
     )
+    parser.add_argument("--datasets", default="", help="real data sets to run (default all)")
     parser.add_argument("--sizes", default="", help="speed sizes to rerun, e.g. 300,2800")
     parser.add_argument("--skip-real", action="store_true")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name("RESULTS.md"))
