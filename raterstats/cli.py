@@ -168,7 +168,7 @@ def demo(
             "--categorical-draws",
             help="Draws (and tuning steps) per chain of the MACE model; 0 skips it.",
         ),
-    ] = 500,
+    ] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Random seed of every step.")] = 1,
 ) -> None:
     """Analyse the built-in clinical-QA study and write a report folder.

@@ -139,9 +139,10 @@ def _fmt_interval(
 
 def _categorical_section(
     ratings: Ratings, draws: int, random_seed: int, write_csv: Callable[[pl.DataFrame, str], None]
-) -> list[str]:
+) -> tuple[list[str], xr.DataTree]:
     """Hierarchical MACE on the 3-point ratings (answers coarse, sentences fine): rater
-    competence per dimension x design and label posteriors, with diagnostics."""
+    competence per dimension x design and label posteriors, with diagnostics; the Markdown
+    lines and the fit."""
     from raterstats.diagnostics import diagnose
     from raterstats.models import MACE
     from raterstats.posterior import item_posterior, rater_summary
@@ -195,7 +196,7 @@ def _categorical_section(
         .sort("unit", "dimension")
     )
     status = "all checks passed" if diag.ok else "; ".join(diag.problems)
-    return [
+    md = [
         "## Categorical rater model (hierarchical MACE, 3-point ratings)",
         "",
         "Ratings collapsed to 3 points; hierarchical MACE (MODELS.md section 1): competence "
@@ -219,6 +220,7 @@ def _categorical_section(
         _md_table(lab_tab),
         "",
     ]
+    return md, dt
 
 
 def _fit_ordinal(ratings: Ratings, draws: int, random_seed: int) -> xr.DataTree:
@@ -777,7 +779,7 @@ def run_demo(
     n_boot: int = 1000,
     random_seed: int = 1,
     ordinal_draws: int = 500,
-    categorical_draws: int = 500,
+    categorical_draws: int = 1000,
     rankings: bool = True,
     designs: bool = True,
     design_projections: bool = True,
@@ -799,7 +801,9 @@ def run_demo(
         out (a few minutes on 2 cores at the default).
     categorical_draws : int
         Draws (and tuning steps) per chain of the hierarchical MACE model of the collapsed
-        3-point ratings; 0 leaves it out.
+        3-point ratings; 0 leaves it out. At the default the cell-effect scale ``cell_sd``,
+        the slowest-mixing parameter (about 0.13 effective draws per draw), reaches a bulk
+        ESS above 400 (about 30 s on 2 cores).
     rankings : bool
         Add the system rankings (rater model when fitted, raw-rating baselines).
     designs : bool
@@ -869,12 +873,15 @@ def run_demo(
     files.append(chart)
 
     categorical_md: list[str] = []
+    categorical_dt: xr.DataTree | None = None
     if categorical_draws:
         say(
             f"fitting hierarchical MACE to the 3-point ratings (NUTS, 4 chains x "
             f"{categorical_draws} draws)"
         )
-        categorical_md = _categorical_section(ratings, categorical_draws, random_seed, write_csv)
+        categorical_md, categorical_dt = _categorical_section(
+            ratings, categorical_draws, random_seed, write_csv
+        )
 
     ordinal_md: list[str] = []
     ordinal_dt: xr.DataTree | None = None
@@ -943,7 +950,14 @@ def run_demo(
         "",
     ]
     report = folder / "report.md"
-    fits = {"ordinal rater model": ordinal_dt} if ordinal_dt is not None else {}
+    fits = {
+        label: fit
+        for label, fit in (
+            ("hierarchical MACE (3-point ratings)", categorical_dt),
+            ("ordinal rater model", ordinal_dt),
+        )
+        if fit is not None
+    }
     methods = methods_paragraph(fits, agreement=ds)
     end = sections.index("## Files")
     sections[end:end] = ["## Methods", "", methods.strip(), ""]

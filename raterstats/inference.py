@@ -333,6 +333,10 @@ class Density:
     #: points to; nutpie then calls it from its threads without the GIL
     c_logp: Any = None
     c_data: np.ndarray | None = None
+    #: default keyword arguments of ``nutpie.sample`` for this density (the caller's
+    #: keywords win), e.g. ``{"adaptation": "low_rank"}`` for posteriors with strong linear
+    #: correlations that a diagonal mass matrix handles badly
+    sampler_defaults: Mapping[str, Any] | None = None
 
 
 def _nutpie_c_model(density: Density, seed: int) -> Any:
@@ -340,7 +344,7 @@ def _nutpie_c_model(density: Density, seed: int) -> Any:
     stored as ``__x``; :func:`run_density` expands the draws afterwards)."""
     from nutpie.compile_pymc import CompiledPyMCModel
 
-    from raterstats.models._numba import copy_expand_cb
+    from raterstats.models._numba_cb import copy_expand_cb
 
     n = int(density.ndim)
 
@@ -392,7 +396,7 @@ def run_density(
 
     seed = resolve_seed(random_seed)
     names = list(density.var_shapes)
-    sample_kw = dict(kwargs)
+    sample_kw = {**(density.sampler_defaults or {}), **kwargs}
     if target_accept is not None:
         sample_kw["target_accept"] = target_accept
     if density.c_logp is not None and density.c_data is not None:
@@ -429,7 +433,13 @@ def run_density(
         out = xr.DataTree()
         out["posterior"] = xr.DataTree(post_ds)
         out["sample_stats"] = xr.DataTree(_clean_stats(raw["sample_stats"].to_dataset()))
-        out["posterior"].attrs.update({"sampling_time": seconds, "sampler": "nutpie"})
+        out["posterior"].attrs.update(
+            {
+                "sampling_time": seconds,
+                "sampler": "nutpie",
+                "adaptation": str(sample_kw.get("adaptation", "diag")),
+            }
+        )
         return out
 
     def make_logp_fn() -> Callable[..., tuple[float, np.ndarray]]:
@@ -475,6 +485,7 @@ def run_density(
     out = _finish_nuts(dt, time.perf_counter() - t0, "nutpie")
     pds = out["posterior"].to_dataset()
     pds = pds.assign_coords({k: np.asarray(v) for k, v in density.coords.items() if k in pds.dims})
+    pds.attrs["adaptation"] = str(sample_kw.get("adaptation", "diag"))
     out["posterior"] = xr.DataTree(pds)
     return out
 

@@ -187,6 +187,7 @@ def test_demo_report_states_its_methods_and_has_the_html_page(demo):
     report = (demo.out / "report.md").read_text()
     methods = report.split("## Methods", 1)[1].split("## Files", 1)[0]
     assert "ordinal rater model" in methods
+    assert "hierarchical MACE (3-point ratings)" in methods and "Hovy" in methods
     assert "seed 3" in methods or "seed: 3" in methods or "random_seed=3" in methods
     page = (demo.out / "report.html").read_text()
     assert 'id="methods"' in page

@@ -602,17 +602,19 @@ class LatentClassModel(Model):
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Label posterior per pattern ``(P, K)`` averaged over draws, and the per-pattern
         log-likelihood per draw ``(S, P)`` (None when ``loglik`` is False)."""
-        from raterstats.models._numba import pattern_posterior_draws
-
         params = self.params_from_posterior(posterior)
         n = next(iter(params.values())).shape[0]
         prob = np.zeros((data.n_patterns, data.K))
         ll = np.empty((n, data.n_patterns)) if loglik else None
         lay = table_layout(data, self.table_rows(data))
+        # few draws of a small layout (EM, MAP): NumPy, without numba's start-up cost
+        small = n * data.p_code.size * data.K <= EM_NUMPY_MAX
         for sl in self._chunks(n, data):
             sub = {k: v[sl] for k, v in params.items()}
-            tables = self.draw_tables(sub, data, lay)
+            tables = None if small else self.draw_tables(sub, data, lay)
             if tables is not None:
+                from raterstats.models._numba import pattern_posterior_draws
+
                 T, log_prior = tables
                 out = ll[sl] if ll is not None else np.empty((0, 0))
                 pattern_posterior_draws(
@@ -877,3 +879,63 @@ def unpack_rows(x: np.ndarray, n_cat_rows: np.ndarray, K: int) -> np.ndarray:
         out[i, :k] = simplex_backward_np(x[pos : pos + k - 1])
         pos += k - 1
     return out
+
+
+# ---------------------------------------------------------------------- EM kernels (NumPy)
+
+#: Pattern ratings x classes up to which EM runs on the NumPy kernels below: numba's first
+#: use in a process costs about 0.8 s (loading its registries), more than a whole EM fit
+#: of a small data set takes in NumPy.
+EM_NUMPY_MAX = 200_000
+
+
+def em_estep_np(
+    T: np.ndarray,
+    log_prior: np.ndarray,
+    p_e: np.ndarray,
+    p_start: np.ndarray,
+    pattern_dim: np.ndarray,
+    pattern_w: np.ndarray,
+    mask: np.ndarray,
+    q: np.ndarray,
+) -> float:
+    """NumPy twin of :func:`raterstats.models._numba.em_estep`: fills the class posteriors
+    ``q (P, K)`` of every pattern and returns the weighted log marginal likelihood."""
+    P, K = mask.shape
+    pat = np.repeat(np.arange(P), np.diff(p_start))
+    s = np.array(log_prior[pattern_dim], dtype=float)
+    for t in range(K):
+        s[:, t] += np.bincount(pat, weights=T[p_e, t], minlength=P)
+    s = np.where(mask, s, -np.inf)
+    m = s.max(axis=1)
+    ok = m > -np.inf
+    m_safe = np.where(ok, m, 0.0)
+    e = np.where(mask & ok[:, None], np.exp(s - m_safe[:, None]), 0.0)
+    acc = e.sum(axis=1)
+    pos = acc > 0.0
+    q[:] = np.where(pos[:, None], e / np.where(pos, acc, 1.0)[:, None], 0.0)
+    if not pos.all():
+        return -np.inf
+    return float(np.dot(pattern_w, m + np.log(acc)))
+
+
+def em_accumulate_np(
+    q: np.ndarray, p_e: np.ndarray, p_start: np.ndarray, pattern_w: np.ndarray, n_e: int
+) -> np.ndarray:
+    """NumPy twin of :func:`raterstats.models._numba.em_accumulate`:
+    ``M[e, t] = sum over pattern ratings r with table row e of w_p q[p, t]``."""
+    P, K = q.shape
+    pat = np.repeat(np.arange(P), np.diff(p_start))
+    wq = pattern_w[pat, None] * q[pat]
+    return np.stack([np.bincount(p_e, weights=wq[:, t], minlength=n_e) for t in range(K)], axis=1)
+
+
+def em_kernels(lay: dict[str, np.ndarray]) -> tuple[Any, Any]:
+    """``(em_estep, em_accumulate)`` for a :func:`table_layout`: the NumPy kernels for
+    small layouts (up to :data:`EM_NUMPY_MAX` pattern ratings x classes), numba's
+    otherwise."""
+    if lay["p_e"].size * lay["mask"].shape[1] <= EM_NUMPY_MAX:
+        return em_estep_np, em_accumulate_np
+    from raterstats.models._numba import em_accumulate, em_estep
+
+    return em_estep, em_accumulate

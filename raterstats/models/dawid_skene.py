@@ -36,6 +36,7 @@ from raterstats.inference import Density, assemble_datatree
 from raterstats.models._marginal import (
     LatentClassData,
     LatentClassModel,
+    em_kernels,
     logsumexp_np,
     majority_vote,
     majority_vote_stats,
@@ -311,12 +312,11 @@ class DawidSkene(LatentClassModel):
         if len({int(k) for k in data.n_categories}) > 1:
             return None
         from raterstats.models._numba import (
-            callback_buffer,
             dirichlet_const,
             ds_entry,
-            ds_logp_cb,
             pack,
         )
+        from raterstats.models._numba_cb import callback_buffer, ds_logp_cb
 
         pooling = self._options["pooling"]
         R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
@@ -572,13 +572,13 @@ def _ds_em(
     tol: float,
     variational: bool,
 ) -> dict[str, Any]:
-    from raterstats.models._numba import em_accumulate, em_estep
 
     pooling = model.options["pooling"]
     R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
     NC, cell, cell_dim, _ = model._cells(data)
     P = data.n_patterns
     lay = table_layout(data, cell)
+    em_estep, em_accumulate = em_kernels(lay)
     e_cell, e_code = lay["e_row"], lay["e_code"]
     E = e_cell.size
     mask = lay["mask"]

@@ -121,6 +121,16 @@ def test_item_posterior_and_rater_summary(nuts_fit, small_archehr):
     assert int(summ["n_ratings"].sum()) == small_archehr.ratings.n_ratings
 
 
+def test_nuts_recovers_competence_on_one_small_replicate(nuts_fit, small_archehr):
+    # 60 rater x dimension cells with about 9 ratings each: the 90% intervals cover the
+    # simulated competence in most cells (0.93 here; the slow test repeats this 20 times)
+    summ = rater_summary(nuts_fit, ci_prob=0.9).isel(design=0)
+    true = small_archehr.truth["competence"].sel(rater=summ["rater"], dimension=summ["dimension"])
+    hit = (summ["competence_low"] <= true) & (true <= summ["competence_high"])
+    assert hit.size == 60
+    assert float(hit.mean()) >= 0.8
+
+
 def test_diagnose_passes_on_a_converged_fit_and_ppc_is_sane(nuts_fit):
     d = diagnose(nuts_fit, ess_min=100)
     assert d.ok, str(d)
