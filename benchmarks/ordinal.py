@@ -268,7 +268,8 @@ def write(results: list[dict[str, object]]) -> None:
     section = "\n".join(lines) + "\n"
     path = HERE / "RESULTS.md"
     text = path.read_text() if path.exists() else "# Benchmarks\n"
-    pattern = re.compile(r"## Ordinal rater model\n.*?(?=\n## |\Z)", re.S)
+    # the section ends at the next heading or at another script's marked section
+    pattern = re.compile(r"## Ordinal rater model\n.*?(?=\n## |\n# |\n<!-- |\Z)", re.S)
     text = pattern.sub("", text).rstrip() + "\n\n" + section
     path.write_text(text)
 
