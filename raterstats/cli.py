@@ -186,6 +186,7 @@ def demo(
             random_seed=seed,
         )
     typer.echo(f"Report written to {result.report.resolve()}")
+    typer.echo(f"HTML report: {(result.out / 'report.html').resolve()}")
     typer.echo(f"({len(result.files)} files in {result.out.resolve()})")
 
 

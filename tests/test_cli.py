@@ -22,6 +22,8 @@ def test_demo_writes_the_report(tmp_path):
     )
     assert res.exit_code == 0, res.output
     assert f"Report written to {(out / 'report.md').resolve()}" in res.output
+    assert f"HTML report: {(out / 'report.html').resolve()}" in res.output
+    assert (out / "report.html").is_file()
     report = (out / "report.md").read_text()
     assert "## Data summary" in report
     assert "fine binary" in report
