@@ -28,18 +28,10 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-REPORTED = (
-    "severity",
-    "discrimination",
-    "system_effect",
-    "cutpoints",
-    "length_effect",
-    "sigma_question",
-    "sigma_residual",
-    "sigma_sentence",
-    "log_discrimination_mean",
-    "judge_length_effect",
-)
+from raterstats.models.ordinal import DIAGNOSED_PARAMETERS  # noqa: E402
+
+# the parameters the demo and the tests diagnose, and the design means of log-discrimination
+REPORTED = (*DIAGNOSED_PARAMETERS, "log_discrimination_mean")
 
 
 def truth_in_model_terms(truth, humans):

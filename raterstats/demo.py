@@ -239,6 +239,7 @@ def _ordinal_section(
     import arviz_stats as azs
 
     from raterstats.models.ordinal import (
+        DIAGNOSED_PARAMETERS,
         length_contrast,
         prob_more_reliable,
         rater_table,
@@ -247,19 +248,8 @@ def _ordinal_section(
     )
 
     post = dt["posterior"].to_dataset()
-    names = [
-        "severity",
-        "discrimination",
-        "system_effect",
-        "cutpoints",
-        "length_effect",
-        "sigma_question",
-        "sigma_residual",
-        "sigma_sentence",
-        "judge_length_effect",
-    ]
     with np.errstate(invalid="ignore", divide="ignore"):
-        diag = azs.summary(post[[n for n in names if n in post]], kind="diagnostics")
+        diag = azs.summary(post[[n for n in DIAGNOSED_PARAMETERS if n in post]], kind="diagnostics")
     n_div = int(dt["sample_stats"]["diverging"].sum())
     fair = _interval_frame(system_scores(dt)["fair_average"], "fair average")
     fair_tab = (

@@ -1067,6 +1067,21 @@ def rating_log_likelihood(post: xr.Dataset, data: OrdinalData, link: str) -> np.
 
 # ---------------------------------------------------------------------------- derived
 
+#: The parameters whose convergence the demo, the recovery test and the benchmark report:
+#: the rater facets, system effects, cut-points, length effects and scales (the per-answer
+#: and per-sentence effects are left out: hundreds of them, each weakly identified).
+DIAGNOSED_PARAMETERS = (
+    "severity",
+    "discrimination",
+    "system_effect",
+    "cutpoints",
+    "length_effect",
+    "sigma_question",
+    "sigma_residual",
+    "sigma_sentence",
+    "judge_length_effect",
+)
+
 
 def _check_fit(dt: xr.DataTree) -> tuple[xr.Dataset, xr.Dataset]:
     if dt.attrs.get("model") != OrdinalRaters.name:

@@ -8,6 +8,7 @@ import xarray as xr
 
 from raterstats import LengthEffect, OrdinalRaters
 from raterstats.models.ordinal import (
+    DIAGNOSED_PARAMETERS,
     length_contrast,
     prob_more_reliable,
     rater_table,
@@ -163,18 +164,7 @@ def test_recovery_and_convergence_on_the_built_in_study():
     study = clinical_qa_study()
     dt = OrdinalRaters().fit(study.ratings, random_seed=1, progress=False)
     post = dt["posterior"].to_dataset()
-    names = [
-        "severity",
-        "discrimination",
-        "system_effect",
-        "cutpoints",
-        "length_effect",
-        "sigma_question",
-        "sigma_residual",
-        "sigma_sentence",
-        "judge_length_effect",
-    ]
-    summ = azs.summary(post[names], kind="diagnostics")
+    summ = azs.summary(post[list(DIAGNOSED_PARAMETERS)], kind="diagnostics")
     assert int(dt["sample_stats"]["diverging"].sum()) == 0
     assert float(summ["r_hat"].max()) <= 1.01
     assert float(summ["ess_bulk"].min()) >= 400
