@@ -546,7 +546,7 @@ class LatentClassModel(Model):
 
     # -- to implement
     def rating_log_prob(self, params: dict[str, np.ndarray], data: LatentClassData) -> np.ndarray:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement rating_log_prob")
 
     def simulate_ratings(
         self,
@@ -555,7 +555,7 @@ class LatentClassModel(Model):
         true_class: np.ndarray,
         rng: np.random.Generator,
     ) -> np.ndarray:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement simulate_ratings")
 
     # -- shared
     def params_from_posterior(self, posterior: xr.Dataset) -> dict[str, np.ndarray]:
