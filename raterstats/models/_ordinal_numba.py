@@ -9,8 +9,11 @@ parameters in one pass over the ratings, compiled by numba once per installation
 
 Unconstrained vector ``x``, blocks in order (a block is empty when its part of the model is
 absent): system effects (D x (M-1) standard normals mapped by an orthonormal zero-sum
-basis), log sigma_question (D), question z (Q x D), log sigma_residual (D), residual z
-(I x D), log sigma_sentence (D), sentence z (S x D), log-discrimination design means
+basis), log sigma_question (D), question z ((Q-1) x D), log sigma_residual (D), residual z
+((I-1) x D) (the question and residual z are zero-sum along their first axis through
+:func:`zero_sum_extend`), log sigma_sentence (D; plus the sentence design's
+log-discrimination mean when ``sizes[16]`` names that design), sentence z (S x D),
+log-discrimination design means
 (D x (G-1)), log sigma_discrimination_rater, log sigma_discrimination_cell, discrimination
 rater z (H-1, zero-sum basis), cell z (D x G x (H-1)), log sigma_severity_rater,
 log sigma_severity_cell, severity rater z (H-1, zero-sum basis), cell z (D x G x (H-1))
@@ -98,6 +101,35 @@ def zero_sum_basis(n: int) -> np.ndarray:
     return b
 
 
+@njit(cache=True, nogil=True)
+def zero_sum_extend(y: np.ndarray, n: int, width: int, out: np.ndarray) -> None:
+    """Map ``y`` ((n - 1) x width, row-major) to the zero-sum ``out`` (n x width) along
+    the first axis: PyMC's ``ZeroSumTransform`` (an isometry onto the vectors that sum to
+    zero, O(n)), so n - 1 standard normals give a zero-sum normal vector."""
+    rn = math.sqrt(n)
+    for c in range(width):
+        tot = 0.0
+        for k in range(n - 1):
+            tot += y[k * width + c]
+        norm = tot / (rn + n)
+        for k in range(n - 1):
+            out[k, c] = y[k * width + c] - norm
+        out[n - 1, c] = -tot / rn
+
+
+@njit(cache=True, nogil=True)
+def zero_sum_adjoint(g_out: np.ndarray, n: int, width: int, grad: np.ndarray, o: int) -> None:
+    """Add the gradient with respect to ``y`` of :func:`zero_sum_extend` into
+    ``grad[o:]`` given the gradient ``g_out`` (n x width) with respect to ``out``."""
+    rn = math.sqrt(n)
+    for c in range(width):
+        tot = 0.0
+        for k in range(n - 1):
+            tot += g_out[k, c]
+        for k in range(n - 1):
+            grad[o + k * width + c] += g_out[k, c] - tot / (rn + n) - g_out[n - 1, c] / rn
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _sigmoid(x: float) -> float:
     if x >= 0:
@@ -149,7 +181,7 @@ def ordinal_logp_grad(
     Degenerate points (cut-points that coincide after an underflow) give a non-finite
     value, which the sampler rejects, rather than an exception (``error_model="numpy"``).
     """
-    D, G, H, J, M = sz[0], sz[1], sz[2], sz[3], sz[4]
+    D, G, H, J, M, Q = sz[0], sz[1], sz[2], sz[3], sz[4], sz[5]
     n_item, S, K = sz[6], sz[7], sz[8]
     use_sys, use_q, use_sent, use_len, lbr, ref = sz[9], sz[10], sz[11], sz[12], sz[13], sz[14]
     R = H + J
@@ -171,7 +203,10 @@ def ordinal_logp_grad(
         for t in range(off[0], off[1]):
             total += -0.5 * x[t] * x[t]
             grad[t] -= x[t]
+    # question effects and answer residuals: zero-sum standard normals (Q - 1 and I - 1
+    # free coordinates per dimension), so that the cut-points alone carry the location
     sq = np.zeros(D)
+    qfull = np.zeros((Q, D))
     if use_q:
         for d in range(D):
             lpd, sq[d] = _halfnormal_log(x, off[1] + d, prior[1], grad)
@@ -179,6 +214,7 @@ def ordinal_logp_grad(
         for t in range(off[2], off[3]):
             total += -0.5 * x[t] * x[t]
             grad[t] -= x[t]
+        zero_sum_extend(x[off[2] : off[3]], Q, D, qfull)
     se = np.zeros(D)
     for d in range(D):
         lpd, se[d] = _halfnormal_log(x, off[3] + d, prior[2], grad)
@@ -186,21 +222,15 @@ def ordinal_logp_grad(
     for t in range(off[4], off[5]):
         total += -0.5 * x[t] * x[t]
         grad[t] -= x[t]
+    efull = np.empty((n_item, D))
+    zero_sum_extend(x[off[4] : off[5]], n_item, D, efull)
     eta = np.empty((n_item, D))
     for i in range(n_item):
         for d in range(D):
-            v = sys_eff[d, item_sys[i]] + se[d] * x[off[4] + i * D + d]
+            v = sys_eff[d, item_sys[i]] + se[d] * efull[i, d]
             if use_q:
-                v += sq[d] * x[off[2] + item_q[i] * D + d]
+                v += sq[d] * qfull[item_q[i], d]
             eta[i, d] = v
-    tau = np.zeros(D)
-    if use_sent:
-        for d in range(D):
-            lpd, tau[d] = _halfnormal_log(x, off[5] + d, prior[3], grad)
-            total += lpd
-        for t in range(off[6], off[7]):
-            total += -0.5 * x[t] * x[t]
-            grad[t] -= x[t]
 
     # ---- raters ---------------------------------------------------------------------------
     lm = np.zeros((D, G))
@@ -215,6 +245,30 @@ def ordinal_logp_grad(
             total += -0.5 * z * z
             grad[t] -= z / prior[5]
             c += 1
+
+    # sentence scale: x holds log tau_d + m_{d, gs} (the scale of sentence deviations in
+    # the units of the sentence design's raters, ``gs = sz[16]``; -1: log tau_d itself), a
+    # shear with unit Jacobian that takes out the trade-off between the two
+    gs = sz[16]
+    lm_at = np.full(D, -1)
+    if gs >= 0:
+        for d in range(D):
+            lm_at[d] = off[7] + d * (G - 1) + (gs if gs < ref else gs - 1)
+    tau = np.zeros(D)
+    if use_sent:
+        for d in range(D):
+            t = off[5] + d
+            log_tau = x[t] - (lm[d, gs] if gs >= 0 else 0.0)
+            tau[d] = math.exp(log_tau)
+            r_ = tau[d] / prior[3]
+            total += -0.5 * r_ * r_ + log_tau
+            gt = 1.0 - r_ * r_
+            grad[t] += gt
+            if gs >= 0:
+                grad[lm_at[d]] -= gt
+        for t in range(off[6], off[7]):
+            total += -0.5 * x[t] * x[t]
+            grad[t] -= x[t]
     lpd, su = _halfnormal_log(x, off[8], prior[6], grad)
     total += lpd
     lpd, sv = _halfnormal_log(x, off[9], prior[7], grad)
@@ -427,22 +481,28 @@ def ordinal_logp_grad(
                 grad[t] += dw[s, d] * tau[d]
                 dtau[d] += dw[s, d] * x[t]
         for d in range(D):
-            grad[off[5] + d] += dtau[d] * tau[d]
+            gt = dtau[d] * tau[d]
+            grad[off[5] + d] += gt
+            if gs >= 0:
+                grad[lm_at[d]] -= gt
     # latent quality
     dse = np.zeros(D)
     dsq = np.zeros(D)
     dsys = np.zeros((D, M))
+    defull = np.empty((n_item, D))
+    dqfull = np.zeros((Q, D))
     for i in range(n_item):
         for d in range(D):
             g_ = deta[i, d]
-            t = off[4] + i * D + d
-            grad[t] += g_ * se[d]
-            dse[d] += g_ * x[t]
+            defull[i, d] = g_ * se[d]
+            dse[d] += g_ * efull[i, d]
             if use_q:
-                tq = off[2] + item_q[i] * D + d
-                grad[tq] += g_ * sq[d]
-                dsq[d] += g_ * x[tq]
+                dqfull[item_q[i], d] += g_ * sq[d]
+                dsq[d] += g_ * qfull[item_q[i], d]
             dsys[d, item_sys[i]] += g_
+    zero_sum_adjoint(defull, n_item, D, grad, off[4])
+    if use_q:
+        zero_sum_adjoint(dqfull, Q, D, grad, off[2])
     for d in range(D):
         grad[off[3] + d] += dse[d] * se[d]
         if use_q:
@@ -526,3 +586,56 @@ def ordinal_logp_grad(
                 if use_len:
                     grad[off[21] + cj] += dbet[H + jj, d, g]
     return total
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def rating_loglik_logit(
+    lam: np.ndarray,
+    sev: np.ndarray,
+    bet: np.ndarray,
+    eta: np.ndarray,
+    w: np.ndarray,
+    cuts: np.ndarray,
+    obs_item: np.ndarray,
+    obs_dim: np.ndarray,
+    obs_design: np.ndarray,
+    obs_rater: np.ndarray,
+    obs_sent: np.ndarray,
+    obs_y: np.ndarray,
+    zlen: np.ndarray,
+    key: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """Logistic-link log-likelihood of every rating for a block of draws, added into
+    ``out[s, key[r]]`` (``key`` = rating index for pointwise values, answer x design for
+    sums per answer).
+
+    Per draw ``s``: ``lam``, ``sev``, ``bet`` (rater, dimension, design), ``eta`` (item,
+    dimension), ``w`` (sentence + 1, dimension; row 0 is zero: whole-answer ratings),
+    ``cuts`` (dimension, design, K - 1). ``obs_y`` holds 0-based levels. The same stable
+    forms as :func:`ordinal_logp_grad`.
+    """
+    n_draw = lam.shape[0]
+    k1 = cuts.shape[3]
+    for s in range(n_draw):
+        for r in range(obs_y.size):
+            i = obs_item[r]
+            d = obs_dim[r]
+            g = obs_design[r]
+            j = obs_rater[r]
+            y = obs_y[r]
+            lat = eta[s, i, d] + w[s, obs_sent[r], d]
+            lp = lam[s, j, d, g] * lat - sev[s, j, d, g] + bet[s, j, d, g] * zlen[i]
+            if y == 0 or y == k1:
+                u = cuts[s, d, g, 0] - lp if y == 0 else lp - cuts[s, d, g, k1 - 1]
+                e = math.exp(-abs(u))
+                v = -math.log1p(e) if u >= 0 else u - math.log1p(e)
+            else:
+                hi = cuts[s, d, g, y] - lp
+                lo = cuts[s, d, g, y - 1] - lp
+                pr = _sigmoid(hi) - _sigmoid(lo)
+                if pr > 1e-8:
+                    v = math.log(pr)
+                else:
+                    v = _log_sigmoid(hi) + _log_sigmoid(-lo) + math.log(-math.expm1(lo - hi))
+            out[s, key[r]] += v

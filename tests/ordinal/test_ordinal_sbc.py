@@ -57,11 +57,18 @@ def prior_draw(layout, rng: np.random.Generator) -> np.ndarray:
             x[lo:hi] = np.log(np.abs(rng.normal(0.0, scale, hi - lo)))
         elif name == "lm":
             x[lo:hi] = rng.normal(0.0, 0.5, hi - lo)
-        elif name == "cuts":
-            c = np.sort(rng.normal(0.0, 3.0, hi - lo))
-            x[lo:hi] = np.concatenate([c[:1], np.log(np.diff(c))])
+        elif name == "cuts":  # K - 1 ordered N(0, 3) cut-points per dimension x design
+            k1 = layout["sizes"][8] - 1
+            c = np.sort(rng.normal(0.0, 3.0, (hi - lo) // k1 * k1).reshape(-1, k1), axis=1)
+            x[lo:hi] = np.concatenate([c[:, :1], np.log(np.diff(c, axis=1))], axis=1).ravel()
         else:  # standard normals and N(0, 1) effects
             x[lo:hi] = rng.normal(0.0, 1.0, hi - lo)
+    # the sentence-scale block holds log tau + m[d, gs] (a shear; see _ordinal_numba)
+    gs, ref, n_dim, n_design = (int(layout["sizes"][i]) for i in (16, 14, 0, 1))
+    k_tau, k_lm = BLOCKS.index("log_tau"), BLOCKS.index("lm")
+    if gs >= 0 and off[k_tau + 1] > off[k_tau]:
+        lm = x[off[k_lm] : off[k_lm + 1]].reshape(n_dim, n_design - 1)
+        x[off[k_tau] : off[k_tau + 1]] += lm[:, gs if gs < ref else gs - 1]
     return x
 
 

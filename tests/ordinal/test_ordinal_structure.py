@@ -21,7 +21,7 @@ VALUE_VARS = {
     "qz": "question_z",
     "log_se": "sigma_residual_log__",
     "ez": "residual_z",
-    "log_tau": "sigma_sentence_log__",
+    "log_tau": "sigma_sentence_shifted",
     "wz": "sentence_z",
     "lm": "log_discrimination_design",
     "log_su": "sigma_discrimination_rater_log__",
