@@ -100,7 +100,8 @@ t0 = time.perf_counter()
 def plain_pymc_mace(data, hierarchical):
     # MACE as a PyMC user writes it: one likelihood term per rating and true class,
     # summed into items, log-sum-exp over the class; same priors and parametrisation
-    # (non-centred hierarchical competence) as raterstats' MACE, no pattern compression
+    # (non-centred zero-sum rater and cell effects) as raterstats' MACE, no pattern
+    # compression
     import numpy as np
     import pymc as pm
     import pytensor.tensor as pt
@@ -113,11 +114,12 @@ def plain_pymc_mace(data, hierarchical):
         if hierarchical:
             beta = pm.Normal("competence_cell_mean", 1.0, 1.5, shape=D * G)
             s_u = pm.HalfNormal("rater_sd", 1.0)
-            z_u = pm.Normal("rater_z", 0.0, 1.0, shape=R)
+            z_u = pm.ZeroSumNormal("rater_z", 1.0, shape=R)
             eta = beta[np.arange(C) % (D * G)] + s_u * z_u[np.arange(C) // (D * G)]
             if D * G > 1:
                 s_v = pm.HalfNormal("cell_sd", 0.5)
-                eta = eta + s_v * pm.Normal("cell_z", 0.0, 1.0, shape=C)
+                z_v = pm.ZeroSumNormal("cell_z", 1.0, n_zerosum_axes=2, shape=(R, D * G))
+                eta = eta + s_v * z_v.reshape((C,))
             theta = pm.math.sigmoid(eta)
         else:
             theta = pm.Beta("theta", 0.5, 0.5, shape=C)

@@ -195,73 +195,95 @@ def mace_logp_grad(
     sd_v: float,
     spam_conc: np.ndarray,
     prev_conc: np.ndarray,
+    basis_r: np.ndarray,
+    basis_c: np.ndarray,
     const: float,
     grad: np.ndarray,
 ) -> float:
     """Log density and gradient of MACE (flat or hierarchical) at unconstrained ``x``.
 
     Layout of ``x``: flat ``[logit theta (C)]``; hierarchical ``[beta (D*G), log sigma_u,
-    z_u (R), (log sigma_v, z_v (C))]`` (non-centred; ``centred``: ``u`` and ``v`` themselves
-    in place of ``z_u``, ``z_v``); then spam simplex rows (rater-major, ``K_d - 1`` each),
-    then prevalence rows (``K_d - 1`` each).
+    a_u (R-1), (log sigma_v, a_v ((R-1) x (D*G-1), row-major))]``: zero-sum rater effects
+    ``u = basis_r a_u`` and cell effects ``v = basis_r a_v basis_c^T`` (summing to zero over
+    raters and over cells; ``basis_r (R, R-1)``, ``basis_c (D*G, D*G-1)`` orthonormal), whose
+    basis coordinates are ``N(0, sigma)`` (``centred``: ``a`` holds them; otherwise
+    ``a = sigma z`` and ``x`` holds ``z``); then spam simplex rows (rater-major, ``K_d - 1``
+    each), then prevalence rows (``K_d - 1`` each).
     """
     C = R * D * G
+    DG = D * G
+    nb = R - 1
+    mc = DG - 1
     for i in range(grad.size):
         grad[i] = 0.0
     lp = const
     eta = np.empty(C)
+    u = np.zeros(R)
+    V = np.zeros(C)
     pos = 0
+    pos_u = 0
+    pos_sv = 0
+    pos_v = 0
+    s_u = 0.0
+    s_v = 0.0
+    f_u = 0.0
+    f_v = 0.0
     if hier:
         for c in range(C):
-            dg = c % (D * G)
-            eta[c] = x[dg]
-        for dg in range(D * G):
+            eta[c] = x[c % DG]
+        for dg in range(DG):
             z = (x[dg] - mean_mu[dg]) / mean_sd[dg]
             lp += -0.5 * z * z - math.log(mean_sd[dg]) - _LOG_SQRT_2PI
-        pos = D * G
+        pos = DG
         y_u = x[pos]
         s_u = math.exp(y_u)
         lp += math.log(2.0) - _LOG_SQRT_2PI - math.log(sd_u) - 0.5 * (s_u / sd_u) ** 2 + y_u
         pos += 1
         f_u = 1.0 if centred else s_u
-        for j in range(R):
-            zu = x[pos + j]
+        pos_u = pos
+        for k in range(nb):
+            zu = x[pos + k]
             if centred:
                 lp += -0.5 * (zu / s_u) ** 2 - y_u - _LOG_SQRT_2PI
             else:
                 lp += -0.5 * zu * zu - _LOG_SQRT_2PI
-            for dg in range(D * G):
-                eta[j * D * G + dg] += f_u * zu
-        pos_u = pos
-        pos += R
-        pos_v = pos
-        s_v = 0.0
-        f_v = 0.0
+            for j in range(R):
+                u[j] += basis_r[j, k] * zu
+        for j in range(R):
+            for dg in range(DG):
+                eta[j * DG + dg] += f_u * u[j]
+        pos += nb
         if has_v:
+            pos_sv = pos
             y_v = x[pos]
             s_v = math.exp(y_v)
             f_v = 1.0 if centred else s_v
             lp += math.log(2.0) - _LOG_SQRT_2PI - math.log(sd_v) - 0.5 * (s_v / sd_v) ** 2 + y_v
             pos += 1
-            for c in range(C):
-                zv = x[pos + c]
-                if centred:
-                    lp += -0.5 * (zv / s_v) ** 2 - y_v - _LOG_SQRT_2PI
-                else:
-                    lp += -0.5 * zv * zv - _LOG_SQRT_2PI
-                eta[c] += f_v * zv
-            pos += C
+            pos_v = pos
+            W = np.zeros((R, mc))
+            for k in range(nb):
+                for m in range(mc):
+                    zv = x[pos + k * mc + m]
+                    if centred:
+                        lp += -0.5 * (zv / s_v) ** 2 - y_v - _LOG_SQRT_2PI
+                    else:
+                        lp += -0.5 * zv * zv - _LOG_SQRT_2PI
+                    for j in range(R):
+                        W[j, m] += basis_r[j, k] * zv
+            for j in range(R):
+                for dg in range(DG):
+                    acc = 0.0
+                    for m in range(mc):
+                        acc += W[j, m] * basis_c[dg, m]
+                    V[j * DG + dg] = acc
+                    eta[j * DG + dg] += f_v * acc
+            pos += nb * mc
     else:
         for c in range(C):
             eta[c] = x[c]
             lp += -beta_a * _softplus(-eta[c]) - beta_b * _softplus(eta[c])
         pos = C
-        pos_u = 0
-        pos_v = 0
-        s_u = 0.0
-        s_v = 0.0
-        f_u = 0.0
-        f_v = 0.0
     # spam rows (R*D) and prevalence rows (D)
     n_rows = np.empty(R * D, dtype=np.int64)
     for j in range(R):
@@ -324,42 +346,64 @@ def mace_logp_grad(
         d_lt[c] += GT[e, a] * ratio[e]
         d_l1mt[c] += dm
         G_logxi[j * D + d, a] += dm
+    d_eta = np.empty(C)
     for c in range(C):
         th = 1.0 / (1.0 + math.exp(-eta[c]))
-        deta = (1.0 - th) * d_lt[c] - th * d_l1mt[c]
-        if hier:
-            j = c // (D * G)
-            dg = c % (D * G)
-            grad[dg] += deta
-            grad[pos_u + j] += f_u * deta
-            if not centred:
-                grad[D * G] += s_u * x[pos_u + j] * deta
-            if has_v:
-                grad[pos_v + 1 + c] += f_v * deta
-                if not centred:
-                    grad[pos_v] += s_v * x[pos_v + 1 + c] * deta
-        else:
-            grad[c] += deta + beta_a * (1.0 - th) - beta_b * th
+        d_eta[c] = (1.0 - th) * d_lt[c] - th * d_l1mt[c]
+        if not hier:
+            grad[c] += d_eta[c] + beta_a * (1.0 - th) - beta_b * th
     if hier:
-        for dg in range(D * G):
+        for dg in range(DG):
             grad[dg] += -(x[dg] - mean_mu[dg]) / mean_sd[dg] ** 2
-        grad[D * G] += -((s_u / sd_u) ** 2) + 1.0
+        du = np.zeros(R)
+        for c in range(C):
+            grad[c % DG] += d_eta[c]
+            du[c // DG] += d_eta[c]
+        # rater effects: d/da_u = f_u basis_r^T du; non-centred d/dlog sigma_u = s_u u . du
+        g_s = 0.0
         for j in range(R):
-            zu = x[pos_u + j]
+            g_s += u[j] * du[j]
+        for k in range(nb):
+            acc = 0.0
+            for j in range(R):
+                acc += basis_r[j, k] * du[j]
+            grad[pos_u + k] += f_u * acc
+        grad[DG] += -((s_u / sd_u) ** 2) + 1.0
+        if not centred:
+            grad[DG] += s_u * g_s
+        for k in range(nb):
+            zu = x[pos_u + k]
             if centred:
-                grad[pos_u + j] += -zu / s_u**2
-                grad[D * G] += (zu / s_u) ** 2 - 1.0
+                grad[pos_u + k] += -zu / s_u**2
+                grad[DG] += (zu / s_u) ** 2 - 1.0
             else:
-                grad[pos_u + j] += -zu
+                grad[pos_u + k] += -zu
         if has_v:
-            grad[pos_v] += -((s_v / sd_v) ** 2) + 1.0
-            for c in range(C):
-                zv = x[pos_v + 1 + c]
+            # d/da_v = f_v basis_r^T dV basis_c
+            Wg = np.zeros((R, mc))
+            g_s = 0.0
+            for j in range(R):
+                for dg in range(DG):
+                    dv = d_eta[j * DG + dg]
+                    g_s += V[j * DG + dg] * dv
+                    for m in range(mc):
+                        Wg[j, m] += dv * basis_c[dg, m]
+            for k in range(nb):
+                for m in range(mc):
+                    acc = 0.0
+                    for j in range(R):
+                        acc += basis_r[j, k] * Wg[j, m]
+                    grad[pos_v + k * mc + m] += f_v * acc
+            grad[pos_sv] += -((s_v / sd_v) ** 2) + 1.0
+            if not centred:
+                grad[pos_sv] += s_v * g_s
+            for i in range(nb * mc):
+                zv = x[pos_v + i]
                 if centred:
-                    grad[pos_v + 1 + c] += -zv / s_v**2
-                    grad[pos_v] += (zv / s_v) ** 2 - 1.0
+                    grad[pos_v + i] += -zv / s_v**2
+                    grad[pos_sv] += (zv / s_v) ** 2 - 1.0
                 else:
-                    grad[pos_v + 1 + c] += -zv
+                    grad[pos_v + i] += -zv
     dirichlet_rows_grad(off_spam, n_rows, spam_conc, XI, G_logxi, grad)
     dirichlet_rows_grad(off_prev, n_cat, prev_conc, PI, GP, grad)
     return lp
@@ -611,10 +655,12 @@ def mace_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.nda
     pattern_w = _seg(floats, 3)
     spam_conc = _seg(floats, 4).reshape((R * D, K))
     prev_conc = _seg(floats, 5).reshape((D, K))
+    basis_r = _seg(floats, 6).reshape((R, max(R - 1, 0)))
+    basis_c = _seg(floats, 7).reshape((D * G, max(D * G - 1, 0)))
     return mace_logp_grad(
         x, hier, has_v, centred, R, D, G, K, n_cat, e_cell, e_code, p_e, p_start, pattern_dim,
         pattern_w, mask, sc[0], sc[1], mean_mu, mean_sd, sc[2], sc[3], spam_conc, prev_conc,
-        sc[4], grad,
+        basis_r, basis_c, sc[4], grad,
     )  # fmt: skip
 
 

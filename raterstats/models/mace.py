@@ -10,8 +10,12 @@ so ``P(A = a | T = t) = theta 1[a = t] + (1 - theta) xi[a]``. Flat MACE puts
 ``theta_jdg ~ Beta(0.5, 0.5)``. Hierarchical MACE (the default when the data have several
 dimensions or designs) puts ``logit theta_jdg = beta_dg + u_j + v_jdg`` with cell means
 ``beta_dg`` (equivalently ``mu + alpha_d + gamma_g + (alpha gamma)_dg``, reported as
-Deterministics), ``u_j ~ N(0, sigma_u)``, ``v_jdg ~ N(0, sigma_v)``, non-centred (centred
-when every rater cell holds many ratings, see ``centred``). The true
+Deterministics) and zero-sum (panel-centred) effects, ``u ~ ZeroSumNormal(sigma_u)`` over
+raters and ``v ~ ZeroSumNormal(sigma_v)`` over raters and over the dimension x design
+cells, so that ``beta_dg`` is the panel's mean logit competence and no likelihood-flat
+direction trades ``beta`` against ``u`` or ``u`` against ``v``. The effects are sampled as
+coordinates in orthonormal zero-sum bases, non-centred (centred when the rater cells hold
+many ratings, see ``centred``). The true
 labels are marginalised (log-sum-exp) for NUTS and recovered draw by draw afterwards.
 See ``models/mace/card.md`` for priors, identifiability and references.
 """
@@ -43,6 +47,7 @@ from raterstats.models._marginal import (
     table_layout,
     unpack_rows,
 )
+from raterstats.models._ordinal_numba import zero_sum_basis
 from raterstats.models.base import Prior
 
 
@@ -56,8 +61,9 @@ class MACE(LatentClassModel):
         Default (None): hierarchical when the data have several dimensions or designs, flat
         otherwise.
     centred : bool, optional
-        Sample the rater and cell effects centred (``u ~ N(0, sigma_u)``) or non-centred
-        (``u = sigma_u z``, ``z ~ N(0, 1)``). Default (None): non-centred unless the median
+        Sample the zero-sum rater and cell effects' basis coordinates centred
+        (``a ~ N(0, sigma_u)``, ``u = B a``) or non-centred (``a = sigma_u z``,
+        ``z ~ N(0, 1)``). Default (None): non-centred unless the median
         rater x dimension x design cell has at least 20 ratings (then the data identify
         each effect and the centred form has the better geometry).
     repeats : {"include", "exclude"}
@@ -146,7 +152,7 @@ class MACE(LatentClassModel):
             "dimension": list(data.dimensions),
             "design": list(data.designs),
             "category": list(range(K)),
-        }
+        } | _basis_coords(data)
         hier = self.is_hierarchical(data)
         with pm.Model(coords=coords) as model:
             if hier:
@@ -159,20 +165,25 @@ class MACE(LatentClassModel):
                 )
                 centred = self.is_centred(data)
                 cells = ("rater", "dimension", "design")
+                basis_r = zero_sum_basis(R)
+
+                def coordinates(name: str, sigma: Any, dims: tuple[str, ...]) -> Any:
+                    # zero-sum effects' coordinates in the orthonormal zero-sum bases:
+                    # centred N(0, sigma), or sigma * N(0, 1) (non-centred)
+                    if centred:
+                        return pm.Normal(f"{name}_basis", 0.0, sigma, dims=dims)
+                    return sigma * pm.Normal(name.replace("_effect", "_z"), 0.0, 1.0, dims=dims)
+
                 sigma_u = self._priors["rater_sd"].create("rater_sd")
-                if centred:
-                    u = pm.Normal("rater_effect", 0.0, sigma_u, dims="rater")
-                else:
-                    z_u = pm.Normal("rater_z", 0.0, 1.0, dims="rater")
-                    u = pm.Deterministic("rater_effect", sigma_u * z_u, dims="rater")
+                a_u = coordinates("rater_effect", sigma_u, ("rater_basis",))
+                u = pm.Deterministic("rater_effect", pt.dot(basis_r, a_u), dims="rater")
                 eta = beta[None, :, :] + u[:, None, None]
                 if D * G > 1:
+                    basis_c = zero_sum_basis(D * G)
                     sigma_v = self._priors["cell_sd"].create("cell_sd")
-                    if centred:
-                        eta = eta + pm.Normal("cell_effect", 0.0, sigma_v, dims=cells)
-                    else:
-                        z_v = pm.Normal("cell_z", 0.0, 1.0, dims=cells)
-                        eta = eta + sigma_v * z_v
+                    a_v = coordinates("cell_effect", sigma_v, ("rater_basis", "cell_basis"))
+                    v = pt.dot(pt.dot(basis_r, a_v), basis_c.T).reshape((R, D, G))
+                    eta = eta + pm.Deterministic("cell_effect", v, dims=cells)
                 theta = pm.Deterministic(
                     "competence", pm.math.sigmoid(eta), dims=("rater", "dimension", "design")
                 )
@@ -217,10 +228,10 @@ class MACE(LatentClassModel):
         if self.is_hierarchical(data):
             cen = self.is_centred(data)
             init["competence_cell_mean"] = logit(comp.mean(axis=0))
-            init["rater_effect" if cen else "rater_z"] = np.zeros(R)
+            init["rater_effect_basis" if cen else "rater_z"] = np.zeros(R - 1)
             init["rater_sd"] = np.array(0.5)
             if D * G > 1:
-                init["cell_effect" if cen else "cell_z"] = np.zeros((R, D, G))
+                init["cell_effect_basis" if cen else "cell_z"] = np.zeros((R - 1, D * G - 1))
                 init["cell_sd"] = np.array(0.3)
         else:
             init["competence"] = comp
@@ -267,7 +278,9 @@ class MACE(LatentClassModel):
         mean_sd = np.broadcast_to(mp.param("sigma", 1.0), (D, G)).reshape(-1).astype(float)
         spam_conc = np.full((R * D, K), float(pri["spam"].param("a", 10.0)))
         prev_conc = np.full((D, K), float(pri["prevalence"].param("a", 1.0)))
-        n_head = (D * G + 1 + R + ((1 + C) if has_v else 0)) if hier else C
+        n_rb, n_cb = R - 1, D * G - 1  # free coordinates of the zero-sum effects
+        basis_r, basis_c = zero_sum_basis(R), zero_sum_basis(D * G)
+        n_head = (D * G + 1 + n_rb + ((1 + n_rb * n_cb) if has_v else 0)) if hier else C
         n_spam = int(np.sum(rows - 1))
         n_prev = int(np.sum(n_cat - 1))
         ndim = n_head + n_spam + n_prev
@@ -305,6 +318,8 @@ class MACE(LatentClassModel):
                 lay["pattern_w"],
                 spam_conc,
                 prev_conc,
+                basis_r,
+                basis_c,
             ],
             np.float64,
         )
@@ -319,20 +334,21 @@ class MACE(LatentClassModel):
             if hier:
                 beta = x[: D * G].reshape(D, G)
                 s_u = np.exp(x[D * G])
-                z_u = x[D * G + 1 : D * G + 1 + R]
-                u = z_u if centred else s_u * z_u
+                z_u = x[D * G + 1 : D * G + 1 + n_rb]
+                u = basis_r @ (z_u if centred else s_u * z_u)
                 eta = beta[None] + u[:, None, None]
                 out["competence_cell_mean"] = beta
                 out["rater_sd"] = np.asarray(s_u)
-                if not centred:
-                    out["rater_z"] = z_u
+                out["rater_effect_basis" if centred else "rater_z"] = z_u
                 out["rater_effect"] = u
                 if has_v:
-                    s_v = np.exp(x[D * G + 1 + R])
-                    z_v = x[D * G + 2 + R : n_head].reshape(R, D, G)
-                    eta = eta + (z_v if centred else s_v * z_v)
+                    s_v = np.exp(x[D * G + 1 + n_rb])
+                    z_v = x[D * G + 2 + n_rb : n_head].reshape(n_rb, n_cb)
+                    v = (basis_r @ (z_v if centred else s_v * z_v) @ basis_c.T).reshape(R, D, G)
+                    eta = eta + v
                     out["cell_sd"] = np.asarray(s_v)
-                    out["cell_effect" if centred else "cell_z"] = z_v
+                    out["cell_effect_basis" if centred else "cell_z"] = z_v
+                    out["cell_effect"] = v
                 out.update(_decomposition(beta))
             else:
                 eta = x[:C].reshape(R, D, G)
@@ -346,9 +362,9 @@ class MACE(LatentClassModel):
 
         def initial_point(rng: np.random.Generator) -> np.ndarray:
             if hier:
-                head = [logit(comp0.mean(axis=0)).reshape(-1), [np.log(0.5)], np.zeros(R)]
+                head = [logit(comp0.mean(axis=0)).reshape(-1), [np.log(0.5)], np.zeros(n_rb)]
                 if has_v:
-                    head += [[np.log(0.3)], np.zeros(C)]
+                    head += [[np.log(0.3)], np.zeros(n_rb * n_cb)]
                 h = np.concatenate(head)
             else:
                 h = logit(comp0).reshape(-1)
@@ -361,13 +377,7 @@ class MACE(LatentClassModel):
             )
             return x0 + rng.normal(0.0, 0.1, x0.size)
 
-        dims = _var_dims(data) | {
-            "rater_sd": (),
-            "rater_z": ("rater",),
-            "cell_sd": (),
-            "cell_z": ("rater", "dimension", "design"),
-            "cell_effect": ("rater", "dimension", "design"),
-        }
+        dims = _var_dims(data) | _BASIS_DIMS
         probe = expand(initial_point(np.random.default_rng(0)))
         return Density(
             ndim=ndim,
@@ -377,12 +387,12 @@ class MACE(LatentClassModel):
             c_data=callback_buffer(ints, floats),
             var_shapes={k: tuple(np.shape(v)) for k, v in probe.items()},
             var_dims={k: dims[k] for k in probe},
-            coords=data.coords(),
+            coords=data.coords() | _basis_coords(data),
             initial_point=initial_point,
-            # hierarchical competence: rater and cell effects trade off against the cell
-            # means along directions a diagonal mass matrix cannot follow (about 33 leapfrog
-            # steps per draw and bulk ESS ~200 per 1,600 draws on the ArchEHR-like study);
-            # nutpie's low-rank adaptation learns them (15 steps, bulk ESS ~1,200)
+            # hierarchical competence: with zero-sum effects a diagonal mass matrix needs
+            # 15 leapfrog steps per draw on the ArchEHR-like study (33 with free effects),
+            # low-rank 14 (8 instead of 15 on the clinical-QA study), and low-rank gave the
+            # higher bulk ESS per CPU second on every study measured (see the model card)
             sampler_defaults={"adaptation": "low_rank"} if hier else None,
         )
 
@@ -459,8 +469,9 @@ class MACE(LatentClassModel):
         parameters under their Beta / Dirichlet posteriors, reported at posterior means) or
         EM with prior pseudo-counts. Hierarchical MACE: EM whose M-step maximises the
         expected complete-data log-likelihood plus the normal log-densities of the
-        rater and cell effects, with ``sigma_u`` and ``sigma_v`` held at their prior means
-        (a penalised point estimate).
+        zero-sum rater and cell effects (kept summing to zero, as in the sampled model),
+        with ``sigma_u`` and ``sigma_v`` held at their prior means (a penalised point
+        estimate).
         """
         if unused:
             raise TypeError(f"unknown EM options {sorted(unused)}")
@@ -529,10 +540,32 @@ def _var_dims(data: LatentClassData) -> dict[str, tuple[str, ...]]:
         "prevalence": ("dimension", "category"),
         "competence_cell_mean": ("dimension", "design"),
         "rater_effect": ("rater",),
+        "cell_effect": ("rater", "dimension", "design"),
         "competence_mu": (),
         "dimension_effect": ("dimension",),
         "design_effect": ("design",),
         "dimension_design_effect": ("dimension", "design"),
+    }
+
+
+#: dims of the hierarchical model's scales and zero-sum basis coordinates
+_BASIS_DIMS: dict[str, tuple[str, ...]] = {
+    "rater_sd": (),
+    "cell_sd": (),
+    "rater_z": ("rater_basis",),
+    "rater_effect_basis": ("rater_basis",),
+    "cell_z": ("rater_basis", "cell_basis"),
+    "cell_effect_basis": ("rater_basis", "cell_basis"),
+}
+
+
+def _basis_coords(data: LatentClassData) -> dict[str, list[int]]:
+    """Coordinates of the zero-sum bases: ``R - 1`` over raters, ``D * G - 1`` over the
+    dimension x design cells."""
+    n_cells = len(data.dimensions) * len(data.designs)
+    return {
+        "rater_basis": list(range(len(data.raters) - 1)),
+        "cell_basis": list(range(n_cells - 1)),
     }
 
 
@@ -684,6 +717,8 @@ def _mace_em(
         beta = hier_x[: D * G].reshape(D, G)
         values["competence_cell_mean"] = beta
         values["rater_effect"] = hier_x[D * G : D * G + R]
+        if D * G > 1:
+            values["cell_effect"] = hier_x[D * G + R :].reshape(R, D, G)
         values.update(_decomposition(beta))
     with np.errstate(divide="ignore"):
         T, _ = table(np.log(theta), np.log1p(-theta), np.log(np.where(valid_rd, xi, 1.0)))
@@ -710,8 +745,11 @@ def _hier_mstep(
     sweeps: int = 5,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Increase sum_c s log sigmoid(eta) + (n - s) log sigmoid(-eta) + normal log-priors of
-    eta_c = beta_dg + u_r (+ v_c) by block-coordinate Newton sweeps (beta, u, v), each
-    block's cells being independent given the others (a generalised M-step)."""
+    eta_c = beta_dg + u_r (+ v_c), with the zero-sum effects of the sampled model (``u``
+    sums to zero over raters, ``v`` over raters and over cells; their log-priors are
+    ``-|u|^2 / 2 sigma_u^2`` and ``-|v|^2 / 2 sigma_v^2``), by block-coordinate Newton sweeps
+    (beta, u, v) with a diagonal Hessian, each step projected onto the constraints by
+    Lagrange multipliers (a generalised M-step)."""
     has_v = x0.size > n_dg + R
     beta = x0[:n_dg].copy()
     u = x0[n_dg : n_dg + R].copy()
@@ -729,11 +767,30 @@ def _hier_mstep(
             elif block == "u":
                 gu = np.bincount(cell_r, g, minlength=R) - u / sig_u**2
                 hu = np.bincount(cell_r, h, minlength=R) + 1 / sig_u**2
-                u = u + gu / hu
+                lam = np.sum(gu / hu) / np.sum(1 / hu)  # keeps sum(u) = 0
+                u = u + (gu - lam) / hu
             elif has_v:
-                v = v + (g - v / sig_v**2) / (h + 1 / sig_v**2)
+                gv = (g - v / sig_v**2).reshape(R, n_dg)
+                hv = (h + 1 / sig_v**2).reshape(R, n_dg)
+                v = v + _two_way_zero_sum_step(gv, hv).reshape(-1)
     x = np.concatenate([beta, u, v]) if has_v else np.concatenate([beta, u])
     return x, beta[cell_dg] + u[cell_r] + v
+
+
+def _two_way_zero_sum_step(g: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """The Newton step ``d`` maximising ``sum(g d - h d^2 / 2)`` subject to zero row and
+    column sums: ``d = (g - a_r - b_c) / h`` with multipliers ``a``, ``b`` from the
+    (rank-deficient by one) linear system of the constraints."""
+    R, M = g.shape
+    w = 1.0 / h
+    A = np.zeros((R + M, R + M))
+    A[:R, :R] = np.diag(w.sum(axis=1))
+    A[:R, R:] = w
+    A[R:, :R] = w.T
+    A[R:, R:] = np.diag(w.sum(axis=0))
+    rhs = np.concatenate([(g * w).sum(axis=1), (g * w).sum(axis=0)])
+    ab = np.linalg.lstsq(A, rhs, rcond=None)[0]
+    return (g - ab[:R, None] - ab[None, R:]) * w
 
 
 __all__ = ["MACE"]

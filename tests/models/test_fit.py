@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import xarray as xr
+from scipy.special import logit
 
 from raterstats import MACE, DawidSkene, diagnose, item_posterior, rater_summary
 from raterstats.diagnostics import (
@@ -187,6 +188,31 @@ def test_dawid_skene_nuts_and_em_agree(pooling, small_archehr):
         post = item_posterior(dt)
         assert float((post["map_code"] == truth.sel(item=post["item"])).mean()) > 0.85
     assert diagnose(nuts, ess_min=100, warn=False).divergences == 0
+
+
+@pytest.mark.parametrize("centred", [False, True])
+def test_hierarchical_mace_effects_sum_to_zero(centred, small_archehr):
+    # zero-sum rater effects (over raters) and cell effects (over raters and over the
+    # dimension x design cells): the cell mean is the panel's mean logit competence
+    m = MACE(hierarchical=True, centred=centred)
+    R = len(small_archehr.ratings.raters)
+    nuts = m.fit(small_archehr.ratings, random_seed=4, **FAST)
+    em = m.fit(small_archehr.ratings, method="em", random_seed=4)
+    for dt in (nuts, em):
+        post = dt.posterior
+        u, v = post["rater_effect"], post["cell_effect"]
+        np.testing.assert_allclose(u.sum("rater"), 0.0, atol=1e-10)
+        np.testing.assert_allclose(v.sum("rater"), 0.0, atol=1e-10)
+        np.testing.assert_allclose(v.sum(("dimension", "design")), 0.0, atol=1e-10)
+        assert float(abs(v).max()) > 0.01 and float(abs(u).max()) > 0.01
+        eta = logit(post["competence"])
+        np.testing.assert_allclose(eta.mean("rater"), post["competence_cell_mean"], atol=1e-8)
+        rebuilt = (post["competence_cell_mean"] + u + v).transpose(*eta.dims)
+        np.testing.assert_allclose(eta, rebuilt, atol=1e-8)
+    coords = "rater_effect_basis" if centred else "rater_z"
+    assert nuts.posterior[coords].dims[2:] == ("rater_basis",)
+    assert nuts.posterior.sizes["rater_basis"] == R - 1
+    assert nuts.posterior["cell_sd"].dims == ("chain", "draw")
 
 
 def test_em_recovers_mace_parameters_on_one_replicate():

@@ -149,9 +149,9 @@ def _pymc_point(model, data, pooling, x):
         centred = pooling == "mace_hier_centred"
         take("competence_cell_mean", (D, G))
         take("rater_sd_log__", ())
-        take("rater_effect" if centred else "rater_z", (R,))
+        take("rater_effect_basis" if centred else "rater_z", (R - 1,))
         take("cell_sd_log__", ())
-        take("cell_effect" if centred else "cell_z", (R, D, G))
+        take("cell_effect_basis" if centred else "cell_z", (R - 1, D * G - 1))
     elif pooling in ("unpooled", "pooled"):
         nc = (R, D, G) if pooling == "unpooled" else (D, G)
         take("confusion_simplex__", (*nc, K, K - 1))
@@ -216,6 +216,35 @@ def test_compiled_density_equals_pymc_logp_and_gradient(label, factory):
         order = _pymc_point(pm_model, data, label, np.arange(dens.ndim, dtype=float))
         perm = np.concatenate([np.asarray(order[n]).ravel() for n in names]).astype(int)
         np.testing.assert_allclose(g[perm], dlogp(pt), atol=1e-8)
+
+
+@pytest.mark.parametrize("centred", [False, True])
+def test_hierarchical_mace_with_one_cell_has_only_zero_sum_rater_effects(centred, one_dim):
+    # one dimension and one design: no cell effects; the R - 1 rater coordinates follow
+    # the cell mean and the rater scale in the unconstrained vector, as in the PyMC model
+    m = MACE(hierarchical=True, centred=centred)
+    data = m.prepare(one_dim)
+    R = len(data.raters)
+    dens = m.density(data)
+    assert dens is not None
+    pm_model = m.build_model(data)
+    assert "cell_sd" not in pm_model.named_vars and "cell_effect" not in pm_model.named_vars
+    logp = pm_model.compile_logp(mode="FAST_COMPILE")
+    dlogp = pm_model.compile_dlogp(mode="FAST_COMPILE")
+    shapes = [pm_model.initial_point()[v.name].shape for v in pm_model.value_vars]
+    assert shapes[2] == (R - 1,)
+    x = np.random.default_rng(2).normal(0, 0.8, dens.ndim)
+    point, pos = {}, 0
+    for v, shape in zip(pm_model.value_vars, shapes, strict=True):
+        n = int(np.prod(shape))
+        point[v.name] = x[pos : pos + n].reshape(shape)
+        pos += n
+    assert pos == dens.ndim
+    lp, g = dens.logp_grad(x)
+    assert lp == pytest.approx(float(logp(point)), rel=1e-8)
+    np.testing.assert_allclose(g, dlogp(point), atol=1e-8)
+    u = dens.expand(x)["rater_effect"]
+    assert u.shape == (R,) and abs(u.sum()) < 1e-12
 
 
 def test_pymc_model_variables_and_dims(small_archehr):
