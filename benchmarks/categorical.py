@@ -909,13 +909,18 @@ def merge_speed(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[di
 
 def merge_accuracy(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Real-data rows by data set: a rerun data set's new values replace the old ones, its
-    columns not rerun (``--real-fits``) are kept unless the new row is an error; data sets
-    not rerun are kept; sorted in :data:`DATASETS` order."""
+    columns not rerun (``--real-fits``) are kept unless the new row is an error, and a note
+    that NUTS was skipped goes when NUTS values are present; data sets not rerun are kept;
+    sorted in :data:`DATASETS` order."""
     rows = {r["dataset"]: r for r in old}
     for r in new:
         prev = rows.get(r["dataset"], {})
         keep = {} if "error" in r else {k: v for k, v in prev.items() if k != "error"}
-        rows[r["dataset"]] = {**keep, **r}
+        row = {**keep, **r}
+        for m in OUR_FITS:  # a NUTS fit kept or rerun outranks a note that it was skipped
+            if f"{m}_nuts_acc" in row:
+                row.pop(f"{m}_nuts_skipped", None)
+        rows[r["dataset"]] = row
     order = [d for d, _ in DATASETS]
     return sorted(
         rows.values(), key=lambda r: order.index(r["dataset"]) if r["dataset"] in order else 99

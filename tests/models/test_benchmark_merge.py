@@ -53,3 +53,9 @@ def test_accuracy_rows_merged_by_data_set_and_column(bench):
     # a failed rerun replaces the row instead of mixing old values with the error
     err = bench.merge_accuracy(old, [{"dataset": "snow2008_rte", "error": "data not available"}])
     assert err[0] == {"dataset": "snow2008_rte", "error": "data not available"}
+
+
+def test_skipped_note_dropped_when_nuts_values_present(bench):
+    old = [{"dataset": "zheng2017_adult", "mace_nuts_skipped": "too big", "ds_nuts_skipped": "x"}]
+    out = bench.merge_accuracy(old, [{"dataset": "zheng2017_adult", "mace_nuts_acc": 0.74}])
+    assert out == [{"dataset": "zheng2017_adult", "ds_nuts_skipped": "x", "mace_nuts_acc": 0.74}]
