@@ -267,6 +267,15 @@ SIZE_ORDER = [
     "500,000 x 3 (pool 2,000)",
 ]
 
+#: row order of the speed table within a size
+ENGINE_ORDER = [
+    "raterstats EM",
+    "raterstats NUTS (nutpie",
+    "raterstats NUTS (numpyro",
+    "same MACE written in plain PyMC",
+    "crowd-kit",
+]
+
 CHILD_WARMUP = r"""
 from raterstats import MACE, DawidSkene
 from raterstats.simulate import archehr_like_study
@@ -347,6 +356,9 @@ def part_speed(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
                 ("raterstats NUTS (numpyro via PyMC graph)", "mace", "numpyro", {}),
                 ("same MACE written in plain PyMC, pm.sample", "mace", "pymc_default", {}),
             ]
+        if args.engines:
+            keep_e = {e.strip() for e in args.engines.split(",")}
+            engines = [e for e in engines if e[2] in keep_e]
         for name, model, engine, opts in engines:
             spec = {**data_spec, "model": model, "engine": engine, "seed": 1, "options": opts}
             limit = slow_timeout if engine in ("numpyro", "pymc_default") else args.timeout
@@ -354,8 +366,14 @@ def part_speed(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
             rows.append({"size": label, "engine": name, "model": model.upper(), **res})
             print(json.dumps(rows[-1])[:300], flush=True)
         # crowd-kit, one dimension at a time
+        ck_models = ["ds", "mace"]
+        if args.engines:
+            keep_ck = {e.strip() for e in args.engines.split(",")}
+            ck_models = [m for m in ck_models if {"crowdkit", f"crowdkit_{m}"} & keep_ck]
+        if not ck_models:
+            continue
         if Path(args.crowdkit_python).exists():
-            for model in ("ds", "mace"):
+            for model in ck_models:
                 tot_fit, tot_wall, correct, n = 0.0, 0.0, 0, 0
                 err = None
                 load0: float | None = None
@@ -402,6 +420,11 @@ DATASETS = [
     ("zheng2017_face", None),
     ("zheng2017_duck", None),
 ]
+
+
+#: our fits on real data: MACE, Dawid-Skene (unpooled) and partially pooled Dawid-Skene
+#: (Paun et al. 2018, for sparse raters), each by EM and NUTS, default priors
+OUR_FITS = ("mace", "ds", "dsp")
 
 
 def load_dataset(name: str) -> tuple[Any, dict[str, str], pl.DataFrame, int]:
@@ -452,8 +475,22 @@ def part_accuracy(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
             "gold": len(gold),
             "dropped_third_repeats": dropped,
         }
-        for mname, model in (("mace", MACE()), ("ds", DawidSkene())):
+        fits = (
+            ("mace", MACE()),
+            ("ds", DawidSkene()),
+            ("dsp", DawidSkene(pooling="partial")),
+        )
+        if args.real_fits:
+            keep_f = {k.strip() for k in args.real_fits.split(",")}
+            fits = tuple(f for f in fits if f[0] in keep_f)
+        for mname, model in fits:
             for method in ("em", "nuts"):
+                if method == "nuts" and r.n_ratings > args.real_nuts_max_ratings:
+                    row[f"{mname}_nuts_skipped"] = (
+                        f"{r.n_ratings:,} ratings > --real-nuts-max-ratings "
+                        f"{args.real_nuts_max_ratings:,}"
+                    )
+                    continue
                 t0 = time.perf_counter()
                 kw = {"method": "em"} if method == "em" else {"progress": False}
                 fit = model.fit(r, random_seed=1, log_likelihood=False, **kw)
@@ -472,7 +509,7 @@ def part_accuracy(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
                     d = diagnose(fit, warn=False)
                     row[f"{key}_rhat"] = float(d.parameters["rhat"].max())
                     row[f"{key}_div"] = d.divergences
-        if Path(args.crowdkit_python).exists():
+        if Path(args.crowdkit_python).exists() and not args.real_fits:
             p = tmp / f"{name}.parquet"
             ck.write_parquet(p)
             for model in ("ds", "mace"):
@@ -629,21 +666,34 @@ def targets(res: dict[str, Any]) -> list[str]:
         if "error" in r or "ck_ds_acc" not in r:
             continue
         n_ds += 1
-        ours = max(r[f"{m}_{k}_acc"] for m in ("mace", "ds") for k in ("em", "nuts"))
+        ours = max(
+            r[f"{m}_{k}_acc"] for m in OUR_FITS for k in ("em", "nuts") if f"{m}_{k}_acc" in r
+        )
         ck = max(r.get("ck_ds_acc", 0), r.get("ck_mace_acc", 0))
         if ours < ck:
             worse.append(f"{r['dataset']} {ours:.3f} < {ck:.3f}")
-        for m in ("mace", "ds"):
+        for m in OUR_FITS:
+            if f"{m}_nuts_logloss" not in r or f"{m}_em_logloss" not in r:
+                continue
             n_cal += 1
             if r[f"{m}_nuts_logloss"] < r[f"{m}_em_logloss"]:
                 better_cal.append(f"{r['dataset']} {m}")
+    not_run = [
+        f"{r['dataset']} ({', '.join(_missing_fits(r))})"
+        for r in acc
+        if "error" not in r
+        and any(f"{m}_{k}_acc" not in r for m in OUR_FITS for k in ("em", "nuts"))
+    ]
+    if not_run:
+        out.append(f"- real data sets where some of our fits were not run: {'; '.join(not_run)}")
     missing = [r["dataset"] for r in acc if "error" in r or "ck_ds_acc" not in r]
     if missing:
         out.append(f"- real data sets without a complete comparison: {', '.join(missing)}")
     if n_ds:
         say(
             not worse,
-            f"best of our four fits at least as accurate as crowd-kit DS and MACE "
+            f"best of our fits (MACE, Dawid-Skene, partially pooled Dawid-Skene; EM and "
+            f"NUTS) at least as accurate as crowd-kit DS and MACE "
             f"on every real data set ({n_ds} data sets)"
             + (f"; below: {', '.join(worse)}" if worse else ""),
         )
@@ -661,6 +711,10 @@ def targets(res: dict[str, Any]) -> list[str]:
             f"{', '.join(f'{v:.3f}' for v in an['em'])} (max difference {an['em_maxdiff']:.3f})",
         )
     return out
+
+
+def _missing_fits(r: dict[str, Any]) -> list[str]:
+    return [f"{m} {k}" for m in OUR_FITS for k in ("em", "nuts") if f"{m}_{k}_acc" not in r]
 
 
 def to_markdown(res: dict[str, Any]) -> str:
@@ -688,7 +742,8 @@ def to_markdown(res: dict[str, Any]) -> str:
         "- NUTS: 4 chains x 1,000 draws after 1,000 tuning steps; accuracy against the simulated "
         "true labels; competence error = mean |posterior mean - true competence|; ESS/s = min bulk "
         "ESS / wall",
-        "- engines: raterstats EM (variational EM, 5 restarts); raterstats NUTS by nutpie on the "
+        "- engines: raterstats EM (variational EM; 5 restarts of 10 iterations, the best "
+        "continued to convergence); raterstats NUTS by nutpie on the "
         "compiled density (numba, cached on disk; no per-fit compilation); raterstats' PyMC "
         "graph (vectorised over rating patterns) sampled by NumPyro; the same MACE written as a "
         "PyMC user would (one term per rating and class, log-sum-exp per item, same priors) "
@@ -739,37 +794,49 @@ def to_markdown(res: dict[str, Any]) -> str:
         "",
         "## Accuracy against gold on real data",
         "",
-        "Gold labels are not given to the models. raterstats: MACE and Dawid-Skene (default "
-        "priors) by EM and by NUTS (posterior mean of P(true label)); crowd-kit 1.4.2 DawidSkene "
-        "(n_iter=100) and MACE (defaults) on the same ratings. `best` is the better of our four "
-        "fits; log loss is -mean log P(gold label) (lower = better calibrated). Ratings keep at "
-        "most two per item x rater (Ratings hold one repeat), third and later repeats dropped "
-        "(counted in the last column).",
+        "Gold labels are not given to the models. raterstats: MACE, Dawid-Skene (unpooled) "
+        "and partially pooled Dawid-Skene (Paun et al. 2018; `DS partial`), default priors, "
+        "each by EM and by NUTS (posterior mean of P(true label)); crowd-kit 1.4.2 DawidSkene "
+        "(n_iter=100) and MACE (defaults) on the same ratings. `best` is the best of our "
+        "fits; log loss is -mean log P(gold label) (lower = better calibrated). Data sets "
+        "with more than `--real-nuts-max-ratings` ratings are fitted by EM only. Ratings keep "
+        "at most two per item x rater (Ratings hold one repeat), third and later repeats "
+        "dropped (counted in the last column).",
         "",
         "| data set | ratings | gold items | published crowd-kit | crowd-kit DS | crowd-kit MACE | "
-        "MACE EM | DS EM | MACE NUTS | DS NUTS | best ours | log loss EM (MACE / DS) | "
-        "log loss NUTS (MACE / DS) | log loss crowd-kit (DS / MACE) | NUTS max R-hat (MACE / DS) "
-        "| NUTS time (MACE / DS, s) | dropped |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---|---:|",
+        "MACE EM | DS EM | DS partial EM | MACE NUTS | DS NUTS | DS partial NUTS | best ours | "
+        "log loss EM (MACE / DS / DS partial) | log loss NUTS (MACE / DS / DS partial) | "
+        "log loss crowd-kit (DS / MACE) | NUTS max R-hat (MACE / DS / DS partial) "
+        "| NUTS time (MACE / DS / DS partial, s) | dropped |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|---|---:|",
     ]
     for r in acc:
         if "error" in r:
-            lines.append(f"| {r['dataset']} | {r['error']} |" + " |" * 15)
+            lines.append(f"| {r['dataset']} | {r['error']} |" + " |" * 17)
             continue
-        ours = [r.get(k) for k in ("mace_em_acc", "ds_em_acc", "mace_nuts_acc", "ds_nuts_acc")]
-        best = max(v for v in ours if v is not None)
+        ours = [r.get(f"{m}_{k}_acc") for k in ("em", "nuts") for m in OUR_FITS]
+        best = max((v for v in ours if v is not None), default=None)
+
+        def trio(key: str, fmt: str = ".3f", r: dict[str, Any] = r) -> str:
+            return " / ".join(_f(r.get(key.format(m)), fmt) for m in OUR_FITS)
+
         lines.append(
             f"| {r['dataset']} | {r['ratings']:,} | {r['gold']:,} | {_f(r['published'])} | "
             f"{_f(r.get('ck_ds_acc'))} | {_f(r.get('ck_mace_acc'))} | "
             + " | ".join(_f(v) for v in ours)
-            + f" | **{_f(best)}** | "
-            f"{_f(r.get('mace_em_logloss'))} / {_f(r.get('ds_em_logloss'))} | "
-            f"{_f(r.get('mace_nuts_logloss'))} / {_f(r.get('ds_nuts_logloss'))} | "
+            + f" | **{_f(best)}** | {trio('{}_em_logloss')} | {trio('{}_nuts_logloss')} | "
             f"{_f(r.get('ck_ds_logloss'))} / {_f(r.get('ck_mace_logloss'))} | "
-            f"{_f(r.get('mace_nuts_rhat'), '.3f')} / {_f(r.get('ds_nuts_rhat'), '.3f')} | "
-            f"{_f(r.get('mace_nuts_s'), '.0f')} / {_f(r.get('ds_nuts_s'), '.0f')} | "
+            f"{trio('{}_nuts_rhat')} | {trio('{}_nuts_s', '.0f')} | "
             f"{r['dropped_third_repeats']} |"
         )
+    skipped = [
+        f"{r['dataset']} {m} NUTS ({r[f'{m}_nuts_skipped']})"
+        for r in acc
+        for m in OUR_FITS
+        if f"{m}_nuts_skipped" in r
+    ]
+    if skipped:
+        lines += ["", "NUTS not run: " + "; ".join(skipped) + "."]
     an = res.get("anaesthesia", {})
     if an and "error" not in an:
         lines += [
@@ -828,6 +895,40 @@ def cold_start(tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
             "cached_all_s": [r["wall_s"] for r in cached], "load": best.get("load")}  # fmt: skip
 
 
+def merge_speed(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Speed rows: the new ones replace old rows of the same (size, engine, model); rows
+    not rerun are kept; sorted by size, then engine."""
+    done = {(r["size"], r["engine"], r.get("model")) for r in new}
+    kept = [r for r in old if (r["size"], r["engine"], r.get("model")) not in done]
+
+    def key(r: dict[str, Any]) -> tuple[int, int, str]:
+        eng = [i for i, e in enumerate(ENGINE_ORDER) if r["engine"].startswith(e)]
+        size = SIZE_ORDER.index(r["size"]) if r["size"] in SIZE_ORDER else 99
+        return size, eng[0] if eng else 99, str(r.get("model"))
+
+    return sorted(kept + new, key=key)
+
+
+def merge_accuracy(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Real-data rows by data set: a rerun data set's new values replace the old ones, its
+    columns not rerun (``--real-fits``) are kept unless the new row is an error, and a note
+    that NUTS was skipped goes when NUTS values are present; data sets not rerun are kept;
+    sorted in :data:`DATASETS` order."""
+    rows = {r["dataset"]: r for r in old}
+    for r in new:
+        prev = rows.get(r["dataset"], {})
+        keep = {} if "error" in r else {k: v for k, v in prev.items() if k != "error"}
+        row = {**keep, **r}
+        for m in OUR_FITS:  # a NUTS fit kept or rerun outranks a note that it was skipped
+            if f"{m}_nuts_acc" in row:
+                row.pop(f"{m}_nuts_skipped", None)
+        rows[r["dataset"]] = row
+    order = [d for d, _ in DATASETS]
+    return sorted(
+        rows.values(), key=lambda r: order.index(r["dataset"]) if r["dataset"] in order else 99
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, print only")
@@ -844,6 +945,24 @@ def main() -> None:
     )
     parser.add_argument("--datasets", default="", help="real data sets to run (default all)")
     parser.add_argument("--sizes", default="", help="speed sizes to rerun, e.g. 300,2800")
+    parser.add_argument(
+        "--engines",
+        default="",
+        help="speed engines to rerun (em, nutpie, numpyro, pymc_default, crowdkit, "
+        "crowdkit_ds, crowdkit_mace; default all); rows of the others are kept",
+    )
+    parser.add_argument(
+        "--real-fits",
+        default="",
+        help="our real-data fits to rerun (mace, ds, dsp; default all, with crowd-kit); the "
+        "other columns are kept",
+    )
+    parser.add_argument(
+        "--real-nuts-max-ratings",
+        type=int,
+        default=60_000,
+        help="real data sets with more ratings are fitted by EM only (NUTS time)",
+    )
     parser.add_argument("--skip-real", action="store_true")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name("RESULTS.md"))
     args = parser.parse_args()
@@ -860,16 +979,9 @@ def main() -> None:
             res["cold"] = cold_start(tmp, args)
             print("cold start", res["cold"], flush=True)
         if "speed" in parts:
-            new_rows = part_speed(args, tmp)
-            done = {r["size"] for r in new_rows}
-            old_rows = [r for r in res.get("speed", []) if r["size"] not in done]
-            order = list(SIZE_ORDER)
-            res["speed"] = sorted(
-                old_rows + new_rows,
-                key=lambda r: order.index(r["size"]) if r["size"] in order else 99,
-            )
+            res["speed"] = merge_speed(res.get("speed", []), part_speed(args, tmp))
         if "real" in parts:
-            res["accuracy"] = part_accuracy(args, tmp)
+            res["accuracy"] = merge_accuracy(res.get("accuracy", []), part_accuracy(args, tmp))
         if "anaesthesia" in parts:
             res["anaesthesia"] = part_anaesthesia()
             print("anaesthesia", res["anaesthesia"], flush=True)

@@ -4,24 +4,19 @@ Hierarchical Bayesian annotator models, classical agreement statistics, system r
 with uncertainty and annotation-design comparisons, for human evaluation studies of
 generated text (clinical question answering above all).
 
-The public API is listed in ``__all__``; see the README for a tour.
+The public API is listed in ``__all__``; see the README for a tour. The design,
+diagnostics and ranking functions are imported on first use (module
+``__getattr__``), so that ``import raterstats`` stays quick.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from raterstats._version import __version__
-from raterstats.design import (
-    annotation_budget,
-    cheapest_design,
-    compare_designs,
-    partial_annotation,
-    reliability_projection,
-)
-from raterstats.diagnostics import diagnose
 from raterstats.ingest import Problem, RatingsError, read_ratings
 from raterstats.models import MACE, DawidSkene, LengthEffect, OrdinalRaters
 from raterstats.posterior import item_posterior, rater_summary
-from raterstats.ranking import rank_systems, ranking_agreement
 from raterstats.ratings import Exclusion, Ratings, RatingsSummary, concat_ratings
-from raterstats.report import methods_paragraph, report
+from raterstats.report import methods_paragraph, report  # eager: the module shares a name
 from raterstats.scales import (
     Collapse,
     IntervalScale,
@@ -30,6 +25,44 @@ from raterstats.scales import (
     ScoreMap,
     SegmentRule,
 )
+
+if TYPE_CHECKING:
+    from raterstats.design import (
+        annotation_budget,
+        cheapest_design,
+        compare_designs,
+        partial_annotation,
+        reliability_projection,
+    )
+    from raterstats.diagnostics import diagnose
+    from raterstats.ranking import rank_systems, ranking_agreement
+
+#: public names imported on first use, by module
+_LAZY = {
+    "annotation_budget": "design",
+    "cheapest_design": "design",
+    "compare_designs": "design",
+    "partial_annotation": "design",
+    "reliability_projection": "design",
+    "diagnose": "diagnostics",
+    "rank_systems": "ranking",
+    "ranking_agreement": "ranking",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f"raterstats.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'raterstats' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "MACE",

@@ -15,16 +15,21 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import arviz_stats as azs
 import numpy as np
 import polars as pl
 import xarray as xr
 from scipy.optimize import linear_sum_assignment
 
+from raterstats._lazy import LazyModule
 from raterstats.models._marginal import LatentClassModel, data_from_groups, replicate_ratings
 from raterstats.models.base import model_from_datatree
+
+if TYPE_CHECKING:
+    import arviz_stats as azs
+else:
+    azs = LazyModule("arviz_stats")
 
 
 class ConvergenceWarning(UserWarning):

@@ -28,12 +28,19 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import nutpie
-import pymc as pm
 import xarray as xr
+
+from raterstats._lazy import LazyModule
+
+if TYPE_CHECKING:
+    import nutpie
+    import pymc as pm
+else:
+    nutpie = LazyModule("nutpie")
+    pm = LazyModule("pymc")
 
 #: Inference methods for PyMC models (``"em"`` is model-specific).
 METHODS = ("nuts", "map", "advi")

@@ -17,17 +17,22 @@ per-rating log-probability arrays have shape ``(..., n_ratings, K)``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import polars as pl
-import pytensor.tensor as pt
 import xarray as xr
 
 from raterstats import schema as S
+from raterstats._lazy import LazyModule
 from raterstats.models.base import Model, ModelInputError
 from raterstats.ratings import Ratings
 from raterstats.scales import _CategoricalScale, format_level
+
+if TYPE_CHECKING:
+    import pytensor.tensor as pt
+else:
+    pt = LazyModule("pytensor.tensor")
 
 #: Log-probability used for impossible classes in PyTensor graphs (finite, so gradients
 #: stay finite; exp of it is exactly 0 in float64).
@@ -719,6 +724,7 @@ __all__ = [
     "NEG",
     "LatentClassData",
     "LatentClassModel",
+    "class_counts",
     "data_from_groups",
     "entropy_np",
     "log_joint_np",
@@ -930,12 +936,51 @@ def em_accumulate_np(
     return np.stack([np.bincount(p_e, weights=wq[:, t], minlength=n_e) for t in range(K)], axis=1)
 
 
-def em_kernels(lay: dict[str, np.ndarray]) -> tuple[Any, Any]:
-    """``(em_estep, em_accumulate)`` for a :func:`table_layout`: the NumPy kernels for
-    small layouts (up to :data:`EM_NUMPY_MAX` pattern ratings x classes), numba's
-    otherwise."""
-    if lay["p_e"].size * lay["mask"].shape[1] <= EM_NUMPY_MAX:
-        return em_estep_np, em_accumulate_np
-    from raterstats.models._numba import em_accumulate, em_estep
+def class_counts(data: LatentClassData, q: np.ndarray) -> np.ndarray:
+    """Expected class counts per dimension, ``(D, K)``: the pattern counts times the class
+    posteriors ``q (P, K)``, summed over each dimension's patterns.
 
-    return em_estep, em_accumulate
+    Examples
+    --------
+    >>> from raterstats.simulate import archehr_like_study
+    >>> d = prepare_latent_class(archehr_like_study(n_cases=2, n_systems=3, random_seed=1).ratings)
+    >>> q = np.full((d.n_patterns, d.K), 1.0 / d.K)
+    >>> bool(np.allclose(class_counts(d, q).sum(axis=1), np.bincount(d.unit_dim) * 1.0))
+    True
+    """
+    D = len(data.dimensions)
+    w = np.asarray(data.pattern_count, dtype=float)
+    if D == 1:  # (no BLAS: its threads would compete with the caller's for the cores)
+        return (w[:, None] * q).sum(axis=0)[None, :]
+    return np.stack(
+        [np.bincount(data.pattern_dim, w * q[:, k], minlength=D) for k in range(q.shape[1])],
+        axis=1,
+    )
+
+
+def em_estep_accumulate_np(
+    T: np.ndarray,
+    log_prior: np.ndarray,
+    p_e: np.ndarray,
+    p_start: np.ndarray,
+    pattern_dim: np.ndarray,
+    pattern_w: np.ndarray,
+    mask: np.ndarray,
+    q: np.ndarray,
+    M: np.ndarray,
+) -> float:
+    """NumPy twin of :func:`raterstats.models._numba.em_estep_accumulate`."""
+    ll = em_estep_np(T, log_prior, p_e, p_start, pattern_dim, pattern_w, mask, q)
+    M[:] = em_accumulate_np(q, p_e, p_start, pattern_w, M.shape[0])
+    return ll
+
+
+def em_kernels(lay: dict[str, np.ndarray]) -> tuple[Any, Any, Any]:
+    """``(em_estep, em_accumulate, em_estep_accumulate)`` for a :func:`table_layout`: the
+    NumPy kernels for small layouts (up to :data:`EM_NUMPY_MAX` pattern ratings x
+    classes), numba's otherwise."""
+    if lay["p_e"].size * lay["mask"].shape[1] <= EM_NUMPY_MAX:
+        return em_estep_np, em_accumulate_np, em_estep_accumulate_np
+    from raterstats.models._numba import em_accumulate, em_estep, em_estep_accumulate
+
+    return em_estep, em_accumulate, em_estep_accumulate

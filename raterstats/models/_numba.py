@@ -756,6 +756,58 @@ def em_accumulate(
 
 
 @njit(cache=True, nogil=True)
+def em_estep_accumulate(
+    T: np.ndarray,
+    log_prior: np.ndarray,
+    p_e: np.ndarray,
+    p_start: np.ndarray,
+    pattern_dim: np.ndarray,
+    pattern_w: np.ndarray,
+    mask: np.ndarray,
+    q: np.ndarray,
+    M: np.ndarray,
+) -> float:
+    """:func:`em_estep` and :func:`em_accumulate` of its ``q`` in one pass over the
+    patterns (the next M-step's expected counts ``M (n_e, K)``, overwritten)."""
+    P = pattern_dim.size
+    K = T.shape[1]
+    M[:] = 0.0
+    total = 0.0
+    for p in range(P):
+        d = pattern_dim[p]
+        for t in range(K):
+            q[p, t] = log_prior[d, t]
+        r0, r1 = p_start[p], p_start[p + 1]
+        for r in range(r0, r1):
+            e = p_e[r]
+            for t in range(K):
+                q[p, t] += T[e, t]
+        m = -np.inf
+        for t in range(K):
+            if mask[p, t] and q[p, t] > m:
+                m = q[p, t]
+        acc = 0.0
+        for t in range(K):
+            if mask[p, t] and m > -np.inf:
+                q[p, t] = math.exp(q[p, t] - m)
+                acc += q[p, t]
+            else:
+                q[p, t] = 0.0
+        if acc > 0.0:
+            for t in range(K):
+                q[p, t] /= acc
+            total += pattern_w[p] * (m + math.log(acc))
+        else:
+            total += -np.inf
+        w = pattern_w[p]
+        for r in range(r0, r1):
+            e = p_e[r]
+            for t in range(K):
+                M[e, t] += w * q[p, t]
+    return total
+
+
+@njit(cache=True, nogil=True)
 def pattern_posterior_draws(
     T: np.ndarray,
     log_prior: np.ndarray,

@@ -61,14 +61,14 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 import polars as pl
-import pymc as pm
 import xarray as xr
 
 from raterstats import schema as S
+from raterstats._lazy import LazyModule
 from raterstats._version import __version__
 from raterstats.inference import (
     METHODS,
@@ -79,6 +79,11 @@ from raterstats.inference import (
     run_inference,
 )
 from raterstats.ratings import Ratings
+
+if TYPE_CHECKING:
+    import pymc as pm
+else:
+    pm = LazyModule("pymc")
 
 Method = Literal["nuts", "map", "advi", "em"]
 Sampler = Literal["nutpie", "pymc", "numpyro"]
@@ -122,6 +127,27 @@ def _jsonable(v: Any) -> Any:
     return v
 
 
+#: PyMC distributions accepted by :class:`Prior` without importing PyMC (which takes
+#: seconds); any other name is checked against PyMC itself
+_COMMON_DISTS = frozenset(
+    {
+        "Beta",
+        "Dirichlet",
+        "Exponential",
+        "Gamma",
+        "HalfCauchy",
+        "HalfNormal",
+        "HalfStudentT",
+        "InverseGamma",
+        "LogNormal",
+        "Normal",
+        "StudentT",
+        "TruncatedNormal",
+        "Uniform",
+    }
+)
+
+
 class Prior:
     """A named prior distribution: a PyMC distribution name and its parameters.
 
@@ -142,7 +168,7 @@ class Prior:
     __slots__ = ("dist", "params")
 
     def __init__(self, dist: str, **params: Any) -> None:
-        if not isinstance(dist, str) or not hasattr(pm, dist):
+        if not isinstance(dist, str) or (dist not in _COMMON_DISTS and not hasattr(pm, dist)):
             raise ValueError(f"Prior: {dist!r} is not a PyMC distribution name")
         self.dist = dist
         self.params = {k: _jsonable(v) for k, v in params.items()}

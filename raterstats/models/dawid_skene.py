@@ -24,18 +24,18 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 import xarray as xr
 from scipy.special import digamma, expit, logsumexp
 
+from raterstats._lazy import LazyModule
 from raterstats.inference import Density, assemble_datatree
 from raterstats.models._marginal import (
     LatentClassData,
     LatentClassModel,
+    class_counts,
     em_kernels,
     logsumexp_np,
     majority_vote,
@@ -50,6 +50,13 @@ from raterstats.models._marginal import (
     unpack_rows,
 )
 from raterstats.models.base import Prior
+
+if TYPE_CHECKING:
+    import pymc as pm
+    import pytensor.tensor as pt
+else:
+    pm = LazyModule("pymc")
+    pt = LazyModule("pytensor.tensor")
 
 POOLINGS = ("unpooled", "pooled", "partial", "one_coin")
 
@@ -512,10 +519,20 @@ class DawidSkene(LatentClassModel):
         max_iter: int = 500,
         tol: float = 1e-7,
         variational: bool = False,
+        short_iter: int = 10,
         **unused: Any,
     ) -> xr.DataTree:
-        """Point estimates by EM with restarts (first at the majority vote); the best restart
-        by marginal likelihood is kept.
+        """Point estimates by EM with restarts (first at the majority vote, the others at
+        random confusion matrices).
+
+        Restarts follow the usual short-runs strategy (Biernacki, Celeux & Govaert 2003,
+        "emEM"): every restart runs ``short_iter`` EM iterations (or fewer, when it
+        converges), the restart with the highest log-likelihood after its short run is
+        continued to convergence (relative change below ``tol``, at most ``max_iter``
+        iterations in all), and its estimates are reported; ``short_iter >= max_iter``
+        runs every restart to convergence and keeps the best by marginal likelihood.
+        ``sample_stats.attrs["restart_loglik"]`` holds each restart's log-likelihood at
+        the end of its run.
 
         Unpooled / pooled / one-coin: the M-step adds the prior's concentrations to the
         expected counts (posterior-mean updates; ``variational=True``: mean-field
@@ -527,13 +544,24 @@ class DawidSkene(LatentClassModel):
             raise TypeError(f"unknown EM options {sorted(unused)}")
         if restarts < 1:
             raise ValueError("restarts must be at least 1")
+        if short_iter < 1:
+            raise ValueError("short_iter must be at least 1")
         rng = np.random.default_rng(random_seed)
+        lay = table_layout(data, self._cells(data)[1])
+        short = restarts > 1 and short_iter < max_iter
         runs = [
-            _ds_em(self, data, rng=rng, random_init=r > 0, max_iter=max_iter, tol=tol,
-                   variational=variational)
+            _ds_em(self, data, lay=lay, rng=rng, random_init=r > 0,
+                   max_iter=short_iter if short else max_iter, tol=tol,
+                   variational=variational, finish=not short)
             for r in range(restarts)
         ]  # fmt: skip
-        best = max(range(len(runs)), key=lambda i: runs[i]["loglik"])
+        key = "objective" if short else "loglik"
+        best = max(range(len(runs)), key=lambda i: runs[i][key])
+        if short:
+            runs[best] = _ds_em(
+                self, data, lay=lay, rng=rng, random_init=False, max_iter=max_iter, tol=tol,
+                variational=variational, state=runs[best]["state"],
+            )  # fmt: skip
         res = runs[best]
         R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
         cdims = self._cells(data)[3]
@@ -556,7 +584,9 @@ class DawidSkene(LatentClassModel):
                 "n_iterations": np.array([[res["n_iter"]]]),
             },
         )
-        dt["sample_stats"].attrs["restart_loglik"] = json.dumps([float(x["loglik"]) for x in runs])
+        dt["sample_stats"].attrs["restart_loglik"] = json.dumps(
+            [float(x["objective"]) for x in runs]
+        )
         dt["sample_stats"].attrs["best_restart"] = int(best)
         del R, D, G
         return dt
@@ -571,14 +601,20 @@ def _ds_em(
     max_iter: int,
     tol: float,
     variational: bool,
+    lay: dict[str, np.ndarray] | None = None,
+    state: dict[str, Any] | None = None,
+    finish: bool = True,
 ) -> dict[str, Any]:
-
+    """One EM run: from the majority vote, random parameters (``random_init``) or the
+    ``state`` of an earlier run (continued, its iterations counted); ``finish=False``
+    skips the point estimates and plug-in likelihood (a short run of the restarts)."""
     pooling = model.options["pooling"]
     R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
     NC, cell, cell_dim, _ = model._cells(data)
     P = data.n_patterns
-    lay = table_layout(data, cell)
-    em_estep, em_accumulate = em_kernels(lay)
+    if lay is None:
+        lay = table_layout(data, cell)
+    _, em_accumulate, em_estep_acc = em_kernels(lay)
     e_cell, e_code = lay["e_row"], lay["e_code"]
     E = e_cell.size
     mask = lay["mask"]
@@ -599,7 +635,16 @@ def _ds_em(
     ti, ai = np.nonzero(~np.eye(K, dtype=bool))
     logit_state = np.concatenate([np.full(D * ti.size, z_mu), np.zeros(NC * ti.size)])
 
-    if random_init:
+    M: np.ndarray | None = None  # expected counts of q (from the E-step)
+    M_buf = np.zeros((E, K))
+    prev_ll = -np.inf
+    it0 = 0
+    if state is not None:
+        q[:] = state["q"]
+        M, logit_state = state["M"], state["logit_state"].copy()
+        prev_ll, it0 = state["objective"], state["n_iter"]
+        have_q = True
+    elif random_init:
         conf = rng.dirichlet(np.ones(K), (NC, K)) + np.eye(K) * rng.uniform(0.5, 3.0, (NC, 1, 1))
         conf = np.where(vmat, conf, 0.0)
         conf = conf / np.maximum(conf.sum(axis=-1, keepdims=True), 1e-300)
@@ -614,29 +659,23 @@ def _ds_em(
         first[data.unit_pattern[::-1]] = np.arange(data.n_units)[::-1]
         q[:] = majority_vote(data)[first]
         have_q = True
-    ll = -np.inf
-    prev_ll = -np.inf
+    ll = prev_ll
     converged = False
-    n_iter = 0
+    n_iter = it0
     counts = np.zeros((NC, K, K))
     prev_cnt = np.zeros((D, K))
-    for it in range(max_iter):
+    for it in range(it0, max_iter):
         n_iter = it + 1
         if have_q:
             # M-step: expected counts n[c, t, a]
-            M = em_accumulate(q, lay["p_e"], lay["p_start"], lay["pattern_w"], E)
+            if M is None:  # q given (majority vote), not from an E-step
+                M = em_accumulate(q, lay["p_e"], lay["p_start"], lay["pattern_w"], E)
             counts = np.zeros((NC * K, K))
             idx = e_cell * K + e_code
             for t in range(K):
                 counts[:, t] = np.bincount(idx, M[:, t], minlength=NC * K)
             counts = counts.reshape(NC, K, K).transpose(0, 2, 1)  # (c, t, a)
-            prev_cnt = np.stack(
-                [
-                    np.bincount(data.pattern_dim, data.pattern_count * q[:, k], minlength=D)
-                    for k in range(K)
-                ],
-                axis=1,
-            )
+            prev_cnt = class_counts(data, q)
             if pooling in ("unpooled", "pooled"):
                 post = np.where(vmat, counts + conc, 0.0)
                 tot = post.sum(axis=-1, keepdims=True)
@@ -677,14 +716,22 @@ def _ds_em(
                     )
         # E-step
         T = np.where(np.isfinite(log_conf[e_cell, :, e_code]), log_conf[e_cell, :, e_code], 0.0)
-        ll = em_estep(
-            T, log_prev, lay["p_e"], lay["p_start"], lay["pattern_dim"], lay["pattern_w"], mask, q
-        )
+        M = M_buf
+        ll = em_estep_acc(
+            T, log_prev, lay["p_e"], lay["p_start"], lay["pattern_dim"], lay["pattern_w"], mask,
+            q, M,
+        )  # fmt: skip
         have_q = True
         if abs(ll - prev_ll) <= tol * max(1.0, abs(ll)):
             converged = True
             break
         prev_ll = ll
+    run: dict[str, Any] = {"objective": float(ll), "converged": converged, "n_iter": n_iter}
+    if not finish:
+        run["state"] = {
+            "q": q, "M": M, "logit_state": logit_state, "objective": float(ll), "n_iter": n_iter,
+        }  # fmt: skip
+        return run
     # point estimates
     if pooling in ("unpooled", "pooled"):
         post = np.where(vmat, counts + conc, 0.0)
@@ -702,7 +749,7 @@ def _ds_em(
     params = {"confusion": values["confusion"][None], "prevalence": prev[None]}
     joint = model.pattern_log_joint(params, data)[0]
     ll_plugin = float(np.dot(data.pattern_count, logsumexp_np(joint, axis=-1)))
-    return {"values": values, "loglik": ll_plugin, "converged": converged, "n_iter": n_iter}
+    return {**run, "values": values, "loglik": ll_plugin}
 
 
 def _partial_mstep(

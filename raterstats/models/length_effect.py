@@ -13,13 +13,12 @@ its fits too.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 import xarray as xr
 
+from raterstats._lazy import LazyModule
 from raterstats.models._ordinal_numba import zero_sum_basis
 from raterstats.models.base import Model, ModelInputError, Prior
 from raterstats.models.ordinal import (
@@ -30,6 +29,13 @@ from raterstats.models.ordinal import (
     ratings_potential,
 )
 from raterstats.ratings import Ratings
+
+if TYPE_CHECKING:
+    import pymc as pm
+    import pytensor.tensor as pt
+else:
+    pm = LazyModule("pymc")
+    pt = LazyModule("pytensor.tensor")
 
 
 class LengthEffect(Model):

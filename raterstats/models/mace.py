@@ -23,18 +23,18 @@ See ``models/mace/card.md`` for priors, identifiability and references.
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 import xarray as xr
 from scipy.special import digamma, expit, logit
 
+from raterstats._lazy import LazyModule
 from raterstats.inference import Density, assemble_datatree
 from raterstats.models._marginal import (
     LatentClassData,
     LatentClassModel,
+    class_counts,
     em_kernels,
     majority_vote,
     majority_vote_stats,
@@ -49,6 +49,13 @@ from raterstats.models._marginal import (
 )
 from raterstats.models._ordinal_numba import zero_sum_basis
 from raterstats.models.base import Prior
+
+if TYPE_CHECKING:
+    import pymc as pm
+    import pytensor.tensor as pt
+else:
+    pm = LazyModule("pymc")
+    pt = LazyModule("pytensor.tensor")
 
 
 class MACE(LatentClassModel):
@@ -460,10 +467,20 @@ class MACE(LatentClassModel):
         max_iter: int = 500,
         tol: float = 1e-7,
         variational: bool = True,
+        short_iter: int = 10,
         **unused: Any,
     ) -> xr.DataTree:
-        """Point estimates by (variational) EM with restarts; the best restart by marginal
-        likelihood is kept. The first restart starts at the majority vote.
+        """Point estimates by (variational) EM with restarts. The first restart starts at
+        the majority vote, the others at random parameters.
+
+        Restarts follow the usual short-runs strategy (Biernacki, Celeux & Govaert 2003,
+        "emEM"): every restart runs ``short_iter`` EM iterations (or fewer, when it
+        converges), the restart with the highest objective after its short run is
+        continued to convergence (relative change of the objective below ``tol``, at most
+        ``max_iter`` iterations in all), and its estimates are reported; ``short_iter >=
+        max_iter`` runs every restart to convergence and keeps the best by marginal
+        likelihood. ``sample_stats.attrs["restart_loglik"]`` holds each restart's
+        objective at the end of its run.
 
         Flat MACE: mean-field variational Bayes (``variational=True``: expectations of log
         parameters under their Beta / Dirichlet posteriors, reported at posterior means) or
@@ -477,21 +494,26 @@ class MACE(LatentClassModel):
             raise TypeError(f"unknown EM options {sorted(unused)}")
         if restarts < 1:
             raise ValueError("restarts must be at least 1")
+        if short_iter < 1:
+            raise ValueError("short_iter must be at least 1")
         rng = np.random.default_rng(random_seed)
-        runs = []
-        for r in range(restarts):
-            runs.append(
-                _mace_em(
-                    self,
-                    data,
-                    rng=rng,
-                    random_init=r > 0,
-                    max_iter=max_iter,
-                    tol=tol,
-                    variational=variational,
-                )
+        lay = table_layout(data, data.p_cell)
+        short = restarts > 1 and short_iter < max_iter
+        runs = [
+            _mace_em(
+                self, data, lay=lay, rng=rng, random_init=r > 0,
+                max_iter=short_iter if short else max_iter, tol=tol, variational=variational,
+                finish=not short,
             )
-        best = max(range(len(runs)), key=lambda i: runs[i]["loglik"])
+            for r in range(restarts)
+        ]  # fmt: skip
+        key = "objective" if short else "loglik"
+        best = max(range(len(runs)), key=lambda i: runs[i][key])
+        if short:
+            runs[best] = _mace_em(
+                self, data, lay=lay, rng=rng, random_init=False, max_iter=max_iter, tol=tol,
+                variational=variational, state=runs[best]["state"],
+            )  # fmt: skip
         res = runs[best]
         values = {k: v[None, None] for k, v in res["values"].items()}
         dt = assemble_datatree(
@@ -504,7 +526,7 @@ class MACE(LatentClassModel):
                 "n_iterations": np.array([[res["n_iter"]]]),
             },
         )
-        dt["sample_stats"].attrs["restart_loglik"] = json_list([x["loglik"] for x in runs])
+        dt["sample_stats"].attrs["restart_loglik"] = json_list([x["objective"] for x in runs])
         dt["sample_stats"].attrs["best_restart"] = int(best)
         return dt
 
@@ -578,8 +600,13 @@ def _mace_em(
     max_iter: int,
     tol: float,
     variational: bool,
+    lay: dict[str, np.ndarray] | None = None,
+    state: dict[str, Any] | None = None,
+    finish: bool = True,
 ) -> dict[str, Any]:
-
+    """One EM run: from the majority vote, random parameters (``random_init``) or the
+    ``state`` of an earlier run (continued, its iterations counted); ``finish=False``
+    skips the point estimates and plug-in likelihood (a short run of the restarts)."""
     pri = model.priors
     R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
     C = R * D * G
@@ -587,8 +614,9 @@ def _mace_em(
     a_c, b_c = pri["competence"].param("alpha", 0.5), pri["competence"].param("beta", 0.5)
     a_spam = np.broadcast_to(pri["spam"].param("a", 10.0), (K,))
     a_prev = np.broadcast_to(pri["prevalence"].param("a", 1.0), (K,))
-    lay = table_layout(data, data.p_cell)
-    em_estep, em_accumulate = em_kernels(lay)
+    if lay is None:
+        lay = table_layout(data, data.p_cell)
+    em_estep, em_accumulate, em_estep_acc = em_kernels(lay)
     e_cell, e_code = lay["e_row"], lay["e_code"]
     E = e_cell.size
     e_rd = (e_cell // (D * G)) * D + (e_cell // G) % D
@@ -613,7 +641,22 @@ def _mace_em(
         T[np.arange(E), e_code] = match
         return T, np.exp(e_log_t[e_cell] - match)
 
-    if random_init:
+    hier_x = np.zeros(D * G + R + (C if D * G > 1 else 0))
+    hier_x[: D * G] = m0
+    prev_ll = -np.inf
+    it0 = 0
+    M: np.ndarray | None = None  # expected counts of q (from the E-step)
+    M_buf = np.zeros((E, K))
+    if state is not None:
+        q[:] = state["q"]
+        hier_x = state["hier_x"].copy()
+        prev_ll, it0 = state["objective"], state["n_iter"]
+        # the M-step's competence responsibilities use the parameters that gave q
+        e_log_t, e_log_1mt, e_log_xi = state["e_log"]
+        M = state["M"]
+        e_log_prev = np.zeros((D, K))
+        have_q = True
+    elif random_init:
         theta = rng.uniform(0.3, 0.95, C)
         xi = rng.dirichlet(np.ones(K), R * D) * valid_rd + 1e-12
         xi /= xi.sum(axis=1, keepdims=True)
@@ -633,32 +676,25 @@ def _mace_em(
         e_log_xi = np.where(valid_rd, np.log(1.0 / K), -np.inf)
         e_log_prev = np.zeros((D, K))
         have_q = True
-    hier_x = np.zeros(D * G + R + (C if D * G > 1 else 0))
-    hier_x[: D * G] = m0
     eta = np.zeros(C)
-    prev_ll = -np.inf
     converged = False
-    n_iter = 0
+    n_iter = it0
+    ll = prev_ll
     s_cnt = np.zeros(C)
     sc = np.zeros((R * D, K))
     pc = np.zeros((D, K))
-    for it in range(max_iter):
+    for it in range(it0, max_iter):
         n_iter = it + 1
         if have_q:
             # ---- M-step from class posteriors q (P, K)
             _, ratio = table(e_log_t, e_log_1mt, e_log_xi)
-            M = em_accumulate(q, lay["p_e"], lay["p_start"], lay["pattern_w"], E)
+            if M is None:  # q given (majority vote), not from an E-step
+                M = em_accumulate(q, lay["p_e"], lay["p_start"], lay["pattern_w"], E)
             comp = ratio * M[np.arange(E), e_code]
             s_cnt = np.bincount(e_cell, comp, minlength=C)
             spam_cnt = np.bincount(e_rd * K + e_code, n_e - comp, minlength=R * D * K)
             spam_cnt = spam_cnt.reshape(R * D, K)
-            prev_cnt = np.stack(
-                [
-                    np.bincount(data.pattern_dim, data.pattern_count * q[:, k], minlength=D)
-                    for k in range(K)
-                ],
-                axis=1,
-            )
+            prev_cnt = class_counts(data, q)
             if hier:
                 hier_x, eta = _hier_mstep(
                     hier_x, s_cnt, n_cnt, cell_dg, cell_r, D * G, R, m0, s0, sig_u, sig_v
@@ -696,14 +732,23 @@ def _mace_em(
                     )
         # ---- E-step
         T, _ = table(e_log_t, e_log_1mt, e_log_xi)
-        ll = em_estep(
-            T, e_log_prev, lay["p_e"], lay["p_start"], lay["pattern_dim"], lay["pattern_w"], mask, q
-        )
+        M = M_buf
+        ll = em_estep_acc(
+            T, e_log_prev, lay["p_e"], lay["p_start"], lay["pattern_dim"], lay["pattern_w"], mask,
+            q, M,
+        )  # fmt: skip
         have_q = True
         if abs(ll - prev_ll) <= tol * max(1.0, abs(ll)):
             converged = True
             break
         prev_ll = ll
+    run: dict[str, Any] = {"objective": float(ll), "converged": converged, "n_iter": n_iter}
+    if not finish:
+        run["state"] = {
+            "q": q, "hier_x": hier_x, "objective": float(ll), "n_iter": n_iter,
+            "e_log": (e_log_t, e_log_1mt, e_log_xi), "M": M,
+        }  # fmt: skip
+        return run
     # ---- point estimates (posterior means) and plug-in marginal log-likelihood
     theta = expit(eta) if hier else (a_c + s_cnt) / (a_c + b_c + n_cnt)
     xi = sc / sc.sum(axis=1, keepdims=True)
@@ -727,7 +772,7 @@ def _mace_em(
         T, log_prev, lay["p_e"], lay["p_start"], lay["pattern_dim"], lay["pattern_w"], mask,
         np.empty((P, K)),
     )  # fmt: skip
-    return {"values": values, "loglik": float(ll_plugin), "converged": converged, "n_iter": n_iter}
+    return {**run, "values": values, "loglik": float(ll_plugin)}
 
 
 def _hier_mstep(

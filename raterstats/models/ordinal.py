@@ -17,21 +17,27 @@ P(at least one sentence positive)).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import polars as pl
-import pymc as pm
-import pytensor.tensor as pt
 import xarray as xr
 from scipy.special import expit, log_ndtr, ndtr
 
 from raterstats import schema as S
+from raterstats._lazy import LazyModule
 from raterstats.inference import Density
 from raterstats.models._ordinal_numba import BLOCKS, zero_sum_basis
 from raterstats.models.base import Model, ModelInputError, Prior
 from raterstats.ratings import Ratings
 from raterstats.scales import OrdinalScale
+
+if TYPE_CHECKING:
+    import pymc as pm
+    import pytensor.tensor as pt
+else:
+    pm = LazyModule("pymc")
+    pt = LazyModule("pytensor.tensor")
 
 # ---------------------------------------------------------------------------- data
 
