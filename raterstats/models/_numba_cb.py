@@ -12,6 +12,13 @@ from numba import carray, cfunc, njit, types
 
 from raterstats.models._numba import ds_entry, mace_entry
 
+#: SHA-256 of _numba.py, whose kernels the callbacks below compile in. numba's on-disk
+#: cache checks only this file's time stamp and size, not the sources it calls into, so a
+#: changed _numba.py would otherwise leave stale callbacks that read the new data layout
+#: with the old code (heap corruption). tests/models/test_structure.py fails until this
+#: value is updated, and updating it invalidates the cache.
+KERNEL_SOURCE_SHA256 = "cbed4c5110c88f7c7e0b41727859038f46afc92a8b948e4eeb19bc0434411f45"
+
 # ---------------------------------------------------------------------- C callbacks for nutpie
 # nutpie calls these through function pointers from its Rust threads, without the GIL, so
 # chains run in parallel. ``user_data`` points to one float64 buffer:

@@ -28,6 +28,7 @@ def test_mace_competence_coverage(hierarchical):
         true = s.truth["competence"].sel(rater=summ["rater"], dimension=summ["dimension"])
         hits.append(((summ["competence_low"] <= true) & (true <= summ["competence_high"])).values)
     cov = _coverage(hits)
+    print(f"coverage of the 90% intervals: {cov:.3f} ({sum(h.size for h in hits)} intervals)")
     assert 0.80 <= cov <= 0.97, cov
 
 
@@ -58,6 +59,7 @@ def test_dawid_skene_confusion_coverage():
         lo, hi = summ["confusion_low"].values, summ["confusion_high"].values
         hits.append((lo <= true) & (true <= hi))
     cov = _coverage(hits)
+    print(f"coverage of the 90% intervals: {cov:.3f} ({sum(h.size for h in hits)} intervals)")
     assert 0.80 <= cov <= 0.97, cov
 
 

@@ -367,3 +367,18 @@ def test_compiled_draw_summaries_equal_the_numpy_path(factory, small_archehr):
     lse = np.logaddexp.reduce(joint, axis=-1)
     np.testing.assert_allclose(ll, lse, rtol=1e-10)
     np.testing.assert_allclose(prob, np.exp(joint - lse[..., None]).mean(axis=0), atol=1e-12)
+
+
+def test_callback_module_names_the_kernel_source_it_was_compiled_with():
+    # numba's cache of the C callbacks is keyed on _numba_cb.py alone; the hash there must
+    # change whenever _numba.py does, so that the cached callbacks are rebuilt
+    import hashlib
+    from pathlib import Path
+
+    from raterstats.models import _numba_cb
+
+    src = Path(_numba_cb.__file__).with_name("_numba.py").read_bytes()
+    assert hashlib.sha256(src).hexdigest() == _numba_cb.KERNEL_SOURCE_SHA256, (
+        "raterstats/models/_numba.py changed: set KERNEL_SOURCE_SHA256 in _numba_cb.py to "
+        "its new SHA-256 (this also invalidates numba's cached callbacks)"
+    )
