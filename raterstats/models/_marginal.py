@@ -16,6 +16,7 @@ per-rating log-probability arrays have shape ``(..., n_ratings, K)``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -885,6 +886,41 @@ def unpack_rows(x: np.ndarray, n_cat_rows: np.ndarray, K: int) -> np.ndarray:
         out[i, :k] = simplex_backward_np(x[pos : pos + k - 1])
         pos += k - 1
     return out
+
+
+def short_run_restarts(
+    run: Callable[..., dict[str, Any]], *, restarts: int, short_iter: int, max_iter: int
+) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
+    """EM restarts by the short-runs strategy (Biernacki, Celeux & Govaert 2003, "emEM").
+
+    ``run(random_init=..., max_iter=..., finish=..., state=...)`` is one EM run returning a
+    dict with ``objective``, ``loglik`` and ``state``. Every restart (the first from the
+    majority vote, ``random_init=False``) runs ``short_iter`` iterations; the one with the
+    highest objective is continued from its ``state`` to convergence. With one restart or
+    ``short_iter >= max_iter`` every restart runs to convergence and the best by marginal
+    likelihood is kept. Returns (best run, all runs, index of the best).
+
+    Examples
+    --------
+    >>> calls = []
+    >>> def run(random_init, max_iter, finish=True, state=None):
+    ...     calls.append((random_init, max_iter, state))
+    ...     obj = 1.0 if random_init else 2.0
+    ...     return {"objective": obj, "loglik": obj, "state": "s" if state is None else state}
+    >>> best, runs, i = short_run_restarts(run, restarts=3, short_iter=10, max_iter=500)
+    >>> i, calls[-1]
+    (0, (False, 500, 's'))
+    """
+    short = restarts > 1 and short_iter < max_iter
+    runs = [
+        run(random_init=r > 0, max_iter=short_iter if short else max_iter, finish=not short)
+        for r in range(restarts)
+    ]
+    key = "objective" if short else "loglik"
+    best = max(range(len(runs)), key=lambda i: runs[i][key])
+    if short:
+        runs[best] = run(random_init=False, max_iter=max_iter, state=runs[best]["state"])
+    return runs[best], runs, best
 
 
 # ---------------------------------------------------------------------- EM kernels (NumPy)

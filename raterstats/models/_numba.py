@@ -691,6 +691,45 @@ def ds_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.ndarr
 # ---------------------------------------------------------------------- EM kernels
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _pattern_posterior(
+    p: int,
+    T: np.ndarray,
+    log_prior: np.ndarray,
+    p_e: np.ndarray,
+    p_start: np.ndarray,
+    pattern_dim: np.ndarray,
+    mask: np.ndarray,
+    q: np.ndarray,
+) -> float:
+    """Class posterior ``q[p]`` of pattern ``p`` (normalised in place) and its log
+    marginal likelihood (``-inf`` when no allowed class has positive probability)."""
+    K = T.shape[1]
+    d = pattern_dim[p]
+    for t in range(K):
+        q[p, t] = log_prior[d, t]
+    for r in range(p_start[p], p_start[p + 1]):
+        e = p_e[r]
+        for t in range(K):
+            q[p, t] += T[e, t]
+    m = -np.inf
+    for t in range(K):
+        if mask[p, t] and q[p, t] > m:
+            m = q[p, t]
+    acc = 0.0
+    for t in range(K):
+        if mask[p, t] and m > -np.inf:
+            q[p, t] = math.exp(q[p, t] - m)
+            acc += q[p, t]
+        else:
+            q[p, t] = 0.0
+    if acc <= 0.0:
+        return -np.inf
+    for t in range(K):
+        q[p, t] /= acc
+    return m + math.log(acc)
+
+
 @njit(cache=True, nogil=True)
 def em_estep(
     T: np.ndarray,
@@ -704,34 +743,10 @@ def em_estep(
 ) -> float:
     """Class posteriors ``q (P, K)`` of every pattern and the weighted log marginal
     likelihood, from the table ``T[e, t]`` and the log class prior (``-inf`` allowed)."""
-    P = pattern_dim.size
-    K = T.shape[1]
     total = 0.0
-    for p in range(P):
-        d = pattern_dim[p]
-        for t in range(K):
-            q[p, t] = log_prior[d, t]
-        for r in range(p_start[p], p_start[p + 1]):
-            e = p_e[r]
-            for t in range(K):
-                q[p, t] += T[e, t]
-        m = -np.inf
-        for t in range(K):
-            if mask[p, t] and q[p, t] > m:
-                m = q[p, t]
-        acc = 0.0
-        for t in range(K):
-            if mask[p, t] and m > -np.inf:
-                q[p, t] = math.exp(q[p, t] - m)
-                acc += q[p, t]
-            else:
-                q[p, t] = 0.0
-        if acc > 0.0:
-            for t in range(K):
-                q[p, t] /= acc
-            total += pattern_w[p] * (m + math.log(acc))
-        else:
-            total += -np.inf
+    for p in range(pattern_dim.size):
+        lp = _pattern_posterior(p, T, log_prior, p_e, p_start, pattern_dim, mask, q)
+        total += pattern_w[p] * lp if lp > -np.inf else -np.inf
     return total
 
 
@@ -769,38 +784,14 @@ def em_estep_accumulate(
 ) -> float:
     """:func:`em_estep` and :func:`em_accumulate` of its ``q`` in one pass over the
     patterns (the next M-step's expected counts ``M (n_e, K)``, overwritten)."""
-    P = pattern_dim.size
     K = T.shape[1]
     M[:] = 0.0
     total = 0.0
-    for p in range(P):
-        d = pattern_dim[p]
-        for t in range(K):
-            q[p, t] = log_prior[d, t]
-        r0, r1 = p_start[p], p_start[p + 1]
-        for r in range(r0, r1):
-            e = p_e[r]
-            for t in range(K):
-                q[p, t] += T[e, t]
-        m = -np.inf
-        for t in range(K):
-            if mask[p, t] and q[p, t] > m:
-                m = q[p, t]
-        acc = 0.0
-        for t in range(K):
-            if mask[p, t] and m > -np.inf:
-                q[p, t] = math.exp(q[p, t] - m)
-                acc += q[p, t]
-            else:
-                q[p, t] = 0.0
-        if acc > 0.0:
-            for t in range(K):
-                q[p, t] /= acc
-            total += pattern_w[p] * (m + math.log(acc))
-        else:
-            total += -np.inf
+    for p in range(pattern_dim.size):
+        lp = _pattern_posterior(p, T, log_prior, p_e, p_start, pattern_dim, mask, q)
+        total += pattern_w[p] * lp if lp > -np.inf else -np.inf
         w = pattern_w[p]
-        for r in range(r0, r1):
+        for r in range(p_start[p], p_start[p + 1]):
             e = p_e[r]
             for t in range(K):
                 M[e, t] += w * q[p, t]

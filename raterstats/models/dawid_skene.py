@@ -45,6 +45,7 @@ from raterstats.models._marginal import (
     padded_log_simplex_pt,
     pattern_loglik_pt,
     segment_sum_pt,
+    short_run_restarts,
     simplex_forward_np,
     table_layout,
     unpack_rows,
@@ -548,21 +549,14 @@ class DawidSkene(LatentClassModel):
             raise ValueError("short_iter must be at least 1")
         rng = np.random.default_rng(random_seed)
         lay = table_layout(data, self._cells(data)[1])
-        short = restarts > 1 and short_iter < max_iter
-        runs = [
-            _ds_em(self, data, lay=lay, rng=rng, random_init=r > 0,
-                   max_iter=short_iter if short else max_iter, tol=tol,
-                   variational=variational, finish=not short)
-            for r in range(restarts)
-        ]  # fmt: skip
-        key = "objective" if short else "loglik"
-        best = max(range(len(runs)), key=lambda i: runs[i][key])
-        if short:
-            runs[best] = _ds_em(
-                self, data, lay=lay, rng=rng, random_init=False, max_iter=max_iter, tol=tol,
-                variational=variational, state=runs[best]["state"],
-            )  # fmt: skip
-        res = runs[best]
+        res, runs, best = short_run_restarts(
+            lambda **kw: _ds_em(
+                self, data, lay=lay, rng=rng, tol=tol, variational=variational, **kw
+            ),
+            restarts=restarts,
+            short_iter=short_iter,
+            max_iter=max_iter,
+        )
         R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
         cdims = self._cells(data)[3]
         dims = {

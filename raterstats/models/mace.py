@@ -44,6 +44,7 @@ from raterstats.models._marginal import (
     padded_log_simplex_pt,
     pattern_loglik_pt,
     segment_sum_pt,
+    short_run_restarts,
     table_layout,
     unpack_rows,
 )
@@ -498,23 +499,14 @@ class MACE(LatentClassModel):
             raise ValueError("short_iter must be at least 1")
         rng = np.random.default_rng(random_seed)
         lay = table_layout(data, data.p_cell)
-        short = restarts > 1 and short_iter < max_iter
-        runs = [
-            _mace_em(
-                self, data, lay=lay, rng=rng, random_init=r > 0,
-                max_iter=short_iter if short else max_iter, tol=tol, variational=variational,
-                finish=not short,
-            )
-            for r in range(restarts)
-        ]  # fmt: skip
-        key = "objective" if short else "loglik"
-        best = max(range(len(runs)), key=lambda i: runs[i][key])
-        if short:
-            runs[best] = _mace_em(
-                self, data, lay=lay, rng=rng, random_init=False, max_iter=max_iter, tol=tol,
-                variational=variational, state=runs[best]["state"],
-            )  # fmt: skip
-        res = runs[best]
+        res, runs, best = short_run_restarts(
+            lambda **kw: _mace_em(
+                self, data, lay=lay, rng=rng, tol=tol, variational=variational, **kw
+            ),
+            restarts=restarts,
+            short_iter=short_iter,
+            max_iter=max_iter,
+        )
         values = {k: v[None, None] for k, v in res["values"].items()}
         dt = assemble_datatree(
             values,
