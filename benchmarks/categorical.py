@@ -534,26 +534,13 @@ ANAESTHESIA_PUBLISHED = (0.376, 0.408, 0.141, 0.075)
 def part_anaesthesia() -> dict[str, Any]:
     """Class prevalences of Dawid & Skene's (1979) anaesthesia data under Dawid-Skene (NUTS
     and EM) against the Bayesian estimates published with the R package rater."""
-    from raterstats import DawidSkene, NominalScale, diagnose, read_ratings
+    from raterstats import DawidSkene, diagnose
+    from raterstats.datasets import read_anaesthesia
 
     path = DATA_ROOT / "dawid_skene1979_anaesthesia" / "data.csv"
     if not path.exists():
         return {"error": "data not available"}
-    f = pl.read_csv(path)
-    # anaesthetist 1 rated every patient three times; Ratings hold one repeat per pair, so
-    # the third rating enters as a rating by "1 (3rd)" (as in tests/models/test_real_data.py)
-    rater = (
-        pl.when(pl.col("repeat") == 3)
-        .then(pl.lit("1 (3rd)"))
-        .otherwise(pl.col("annotator").cast(pl.String))
-    )
-    frame = f.select(
-        pl.col("item").cast(pl.String),
-        rater.alias("rater"),
-        pl.col("label").alias("rating"),
-        (pl.col("repeat") == 2).alias("repeat"),
-    )
-    r = read_ratings(frame, scale=NominalScale([1, 2, 3, 4]))
+    r = read_anaesthesia(path)  # the third ratings of anaesthetist 1 as rater "1 (3rd)"
     out: dict[str, Any] = {"published": list(ANAESTHESIA_PUBLISHED)}
     for method in ("nuts", "em"):
         t0 = time.perf_counter()

@@ -30,39 +30,17 @@ import polars as pl
 
 from raterstats import (
     DawidSkene,
-    NominalScale,
     diagnose,
     item_posterior,
     rater_summary,
-    read_ratings,
 )
+from raterstats.datasets import read_anaesthesia
 
 DEFAULT = (
     Path(__file__).resolve().parents[1].parent / "shared" / "data" / "dawid_skene1979_anaesthesia"
 )
 #: Posterior means of the prevalences under rater's Bayesian Dawid-Skene model (its README).
 PUBLISHED_PREVALENCE = (0.3756, 0.4073, 0.1432, 0.0738)
-
-
-def load(folder: Path):
-    f = pl.read_csv(folder / "data.csv")
-    rater = (
-        pl.when(pl.col("repeat") == 3)
-        .then(pl.lit("1 (3rd)"))
-        .otherwise(pl.col("annotator").cast(pl.String))
-    )
-    frame = f.select(
-        pl.col("item").cast(pl.String).alias("patient"),
-        rater.alias("anaesthetist"),
-        pl.col("label").alias("rating"),
-        (pl.col("repeat") == 2).alias("repeat"),
-    )
-    return read_ratings(
-        frame,
-        columns={"item": "patient", "rater": "anaesthetist"},
-        scale=NominalScale([1, 2, 3, 4]),
-        name="dawid_skene1979_anaesthesia",
-    )
 
 
 def main() -> int:
@@ -77,7 +55,7 @@ def main() -> int:
             "beside the repository in CI and on the project's machines)"
         )
         return 0
-    ratings = load(args.data)
+    ratings = read_anaesthesia(args.data / "data.csv")
     print(ratings)
     em = DawidSkene().fit(ratings, method="em", random_seed=args.seed)
     nuts = DawidSkene().fit(

@@ -17,7 +17,7 @@ import polars as pl
 from raterstats import schema as S
 from raterstats.ingest import read_ratings
 from raterstats.ratings import Ratings
-from raterstats.scales import OrdinalScale
+from raterstats.scales import NominalScale, OrdinalScale
 from raterstats.simulate import CLINICAL_DIMENSIONS, DEFAULT_SEED, EXTRA_COLUMNS, clinical_qa_study
 
 #: Columns of the shipped file, in order.
@@ -115,3 +115,36 @@ def write_clinical_qa(path: str | Path, *, random_seed: int = DEFAULT_SEED) -> P
     out = Path(path)
     out.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
     return out
+
+
+def read_anaesthesia(path: str | Path) -> Ratings:
+    r"""Read Dawid & Skene's (1979) anaesthesia data from a long CSV with the columns
+    ``item``, ``annotator``, ``repeat`` and ``label`` (1-4), the layout of
+    ``../shared/data/dawid_skene1979_anaesthesia/data.csv`` (not shipped with the package).
+
+    Anaesthetist 1 rated every patient three times; :class:`~raterstats.Ratings` hold one
+    repeat per item x rater, so the second rating is marked as the repeat and the third
+    enters as a rating by the rater ``"1 (3rd)"``; no rating is dropped.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> _ = Path("anaesthesia.csv").write_text(
+    ...     "item,annotator,repeat,label\n1,1,1,1\n1,1,2,1\n1,1,3,2\n1,2,1,3\n")
+    >>> r = read_anaesthesia("anaesthesia.csv")
+    >>> r.n_ratings, sorted(r.data["rater"].unique().to_list())
+    (4, ['1', '1 (3rd)', '2'])
+    """
+    f = pl.read_csv(path)
+    rater = (
+        pl.when(pl.col("repeat") == 3)
+        .then(pl.lit("1 (3rd)"))
+        .otherwise(pl.col("annotator").cast(pl.String))
+    )
+    frame = f.select(
+        pl.col("item").cast(pl.String),
+        rater.alias("rater"),
+        pl.col("label").alias("rating"),
+        (pl.col("repeat") == 2).alias("repeat"),
+    )
+    return read_ratings(frame, scale=NominalScale([1, 2, 3, 4]), name="dawid_skene1979_anaesthesia")

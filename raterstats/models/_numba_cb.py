@@ -54,6 +54,18 @@ def _unpack(user_data: types.voidptr) -> tuple[np.ndarray, np.ndarray]:  # type:
     return full[2 + nf :].view(np.int64), full[2 : 2 + nf]
 
 
+@njit(cache=True, nogil=True)
+def _status(lp: float, grad: np.ndarray) -> int:
+    """nutpie's return code for a log density and its gradient: 0 when both are finite,
+    4 for a non-finite log density, 3 for a non-finite gradient."""
+    if not np.isfinite(lp):
+        return 4
+    for i in range(grad.size):
+        if not np.isfinite(grad[i]):
+            return 3
+    return 0
+
+
 @cfunc(_LOGP_SIG, cache=True)
 def mace_logp_cb(dim, x_, out_, logp_, user_data):
     x = carray(x_, (dim,))
@@ -62,12 +74,7 @@ def mace_logp_cb(dim, x_, out_, logp_, user_data):
     ints, floats = _unpack(user_data)
     lp = mace_entry(x, ints, floats, out)
     logp[0] = lp
-    if not np.isfinite(lp):
-        return 4
-    for i in range(dim):
-        if not np.isfinite(out[i]):
-            return 3
-    return 0
+    return _status(lp, out)
 
 
 @cfunc(_LOGP_SIG, cache=True)
@@ -78,12 +85,7 @@ def ds_logp_cb(dim, x_, out_, logp_, user_data):
     ints, floats = _unpack(user_data)
     lp = ds_entry(x, ints, floats, out)
     logp[0] = lp
-    if not np.isfinite(lp):
-        return 4
-    for i in range(dim):
-        if not np.isfinite(out[i]):
-            return 3
-    return 0
+    return _status(lp, out)
 
 
 @cfunc(_EXPAND_SIG, cache=True)

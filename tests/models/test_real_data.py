@@ -10,10 +10,10 @@ benchmark (benchmarks/categorical.py) runs crowd-kit itself on the same data.
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 import pytest
 
-from raterstats import MACE, DawidSkene, NominalScale, diagnose, item_posterior, read_ratings
+from raterstats import MACE, DawidSkene, diagnose, item_posterior
+from raterstats.datasets import read_anaesthesia
 
 
 def accuracy(dt, gold: dict[str, str]) -> float:
@@ -37,21 +37,7 @@ def test_anaesthesia_prevalences_match_the_published_bayesian_estimates(data_roo
     path = data_root / "dawid_skene1979_anaesthesia" / "data.csv"
     if not path.exists():
         pytest.skip(f"real data not available: {path}")
-    f = pl.read_csv(path)
-    # anaesthetist 1 rated every patient three times; Ratings hold one repeat per pair, so
-    # the third rating is entered as a rating by "1 (3rd)" (the other 270 as they are)
-    rater = (
-        pl.when(pl.col("repeat") == 3)
-        .then(pl.lit("1 (3rd)"))
-        .otherwise(pl.col("annotator").cast(pl.String))
-    )
-    frame = f.select(
-        pl.col("item").cast(pl.String),
-        rater.alias("rater"),
-        pl.col("label").alias("rating"),
-        (pl.col("repeat") == 2).alias("repeat"),
-    )
-    r = read_ratings(frame, scale=NominalScale([1, 2, 3, 4]))
+    r = read_anaesthesia(path)  # the third ratings of anaesthetist 1 as rater "1 (3rd)"
     dt = DawidSkene().fit(r, random_seed=1, progress=False)
     prev = dt.posterior["prevalence"].mean(("chain", "draw")).isel(dimension=0).values
     np.testing.assert_allclose(prev, [0.376, 0.408, 0.141, 0.075], atol=0.03)
