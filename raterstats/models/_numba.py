@@ -434,20 +434,25 @@ def ds_logp_grad(
     coin_b: float,
     prev_conc: np.ndarray,
     const: float,
+    centred: np.ndarray,
+    sig_of: np.ndarray,
     grad: np.ndarray,
 ) -> float:
     """Log density and gradient of Dawid-Skene at unconstrained ``x``.
 
     ``kind``: 0 unpooled / pooled (Dirichlet confusion rows of each of ``n_rows_cells``
     parameter cells; ``row_dim`` gives each cell's dimension), 1 partially pooled
-    (``softmax(zeta_dt + sigma_d * z)`` over the off-diagonal logits, diagonal logit 0),
-    2 one-coin (``logit p`` per cell). Table rows ``e`` are (cell, rated category)
-    pairs: ``e_row`` the cell, ``e_code`` the category.
+    (softmax over the off-diagonal logits ``omega``, diagonal logit 0), 2 one-coin
+    (``logit p`` per cell). Table rows ``e`` are (cell, rated category) pairs: ``e_row``
+    the cell, ``e_code`` the category.
 
     Layout of ``x``: kind 0: per cell, per true class t < K_d, ``K_d - 1`` simplex values;
     kind 1: ``zeta`` per dimension (``K_d (K_d - 1)`` off-diagonal values, row-major),
-    ``log sigma`` per dimension, then ``z`` per cell (``K_d (K_d - 1)``); kind 2: ``logit p``
-    per cell. Then prevalence rows.
+    ``log sigma`` values (``sig_of[i]``: the one of ``zeta``'s entry ``i``), then per cell
+    ``K_d (K_d - 1)`` values ``w``: the logit ``omega ~ N(zeta, sigma)`` itself where
+    ``centred[i]`` is 1 (``i`` counts these values), else ``z ~ N(0, 1)`` with
+    ``omega = zeta + sigma z``; kind 2:
+    ``logit p`` per cell. Then prevalence rows.
     """
     NC = n_rows_cells
     for i in range(grad.size):
@@ -478,8 +483,12 @@ def ds_logp_grad(
                         z = (x[pos] - zeta_mu[t, a]) / zeta_sd
                         lp += -0.5 * z * z - math.log(zeta_sd) - _LOG_SQRT_2PI
                         pos += 1
-        sig_off = pos
-        for _ in range(D):
+        n_off = pos
+        n_sig = 0
+        for i in range(n_off):
+            if sig_of[i] + 1 > n_sig:
+                n_sig = sig_of[i] + 1
+        for _ in range(n_sig):  # log sigma, HalfNormal(sd_omega) with its Jacobian
             y = x[pos]
             s = math.exp(y)
             lp += math.log(2.0) - _LOG_SQRT_2PI - math.log(sd_omega) - 0.5 * (s / sd_omega) ** 2 + y
@@ -489,16 +498,22 @@ def ds_logp_grad(
         for c in range(NC):
             d = row_dim[c]
             k = n_cat[d]
-            s = math.exp(x[sig_off + d])
             zi = zeta_off[d]
             for t in range(k):
                 for a in range(k):
                     if a == t:
                         logits[a] = 0.0
                     else:
-                        zz = x[pos]
-                        lp += -0.5 * zz * zz - _LOG_SQRT_2PI
-                        logits[a] = x[zi] + s * zz
+                        w = x[pos]
+                        si = n_off + sig_of[zi]
+                        s = math.exp(x[si])
+                        if centred[pos - zpos] == 1:
+                            u = (w - x[zi]) / s
+                            lp += -0.5 * u * u - x[si] - _LOG_SQRT_2PI
+                            logits[a] = w
+                        else:
+                            lp += -0.5 * w * w - _LOG_SQRT_2PI
+                            logits[a] = x[zi] + s * w
                         zi += 1
                         pos += 1
                 m = -np.inf
@@ -567,7 +582,7 @@ def ds_logp_grad(
                 pos += k - 1
     elif kind == 1:
         pos = zpos
-        sig_off = zpos - D
+        n_off = zeta_off[D - 1] + n_cat[D - 1] * (n_cat[D - 1] - 1)
         for d in range(D):
             k = n_cat[d]
             zi = zeta_off[d]
@@ -576,12 +591,12 @@ def ds_logp_grad(
                     if a != t:
                         grad[zi] += -(x[zi] - zeta_mu[t, a]) / zeta_sd**2
                         zi += 1
-            s = math.exp(x[sig_off + d])
-            grad[sig_off + d] += -((s / sd_omega) ** 2) + 1.0
+        for i in range(zpos - n_off):
+            s = math.exp(x[n_off + i])
+            grad[n_off + i] += -((s / sd_omega) ** 2) + 1.0
         for c in range(NC):
             d = row_dim[c]
             k = n_cat[d]
-            s = math.exp(x[sig_off + d])
             zi = zeta_off[d]
             for t in range(k):
                 sg = 0.0
@@ -590,10 +605,18 @@ def ds_logp_grad(
                 for a in range(k):
                     if a != t:
                         dl = GB[c, t, a] - B[c, t, a] * sg
-                        zz = x[pos]
-                        grad[zi] += dl
-                        grad[sig_off + d] += dl * s * zz
-                        grad[pos] += dl * s - zz
+                        w = x[pos]
+                        si = n_off + sig_of[zi]
+                        s = math.exp(x[si])
+                        if centred[pos - zpos] == 1:
+                            u = (w - x[zi]) / s
+                            grad[pos] += dl - u / s
+                            grad[zi] += u / s
+                            grad[si] += u * u - 1.0
+                        else:
+                            grad[zi] += dl
+                            grad[si] += dl * s * w
+                            grad[pos] += dl * s - w
                         zi += 1
                         pos += 1
     else:
@@ -682,9 +705,12 @@ def ds_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.ndarr
     conf_conc = _seg(floats, 2).reshape((NC, K, K))
     zeta_mu = _seg(floats, 3).reshape((K, K))
     prev_conc = _seg(floats, 4).reshape((D, K))
+    centred = _seg(ints, 9)
+    sig_of = _seg(ints, 10)
     return ds_logp_grad(
         x, kind, NC, D, G, K, n_cat, row_dim, e_row, e_code, p_e, p_start, pattern_dim,
-        pattern_w, mask, conf_conc, zeta_mu, sc[0], sc[1], sc[2], sc[3], prev_conc, sc[4], grad,
+        pattern_w, mask, conf_conc, zeta_mu, sc[0], sc[1], sc[2], sc[3], prev_conc, sc[4],
+        centred, sig_of, grad,
     )  # fmt: skip
 
 

@@ -17,7 +17,7 @@ from raterstats.models._numba import ds_entry, mace_entry
 #: changed _numba.py would otherwise leave stale callbacks that read the new data layout
 #: with the old code (heap corruption). tests/models/test_structure.py fails until this
 #: value is updated, and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "3d6ff6dca8e7ee01e5ecd5a847e8a2a74c5c374028cc41efc2b0e614dd0228b3"
+KERNEL_SOURCE_SHA256 = "2a10ad6771da8b3f63320dcb49525d3920bc6fb6c690f4b5a03901e484cc0939"
 
 # ---------------------------------------------------------------------- C callbacks for nutpie
 # nutpie calls these through function pointers from its Rust threads, without the GIL, so

@@ -10,9 +10,12 @@ Generative story (one latent true label per unit: item, segment, dimension)::
   diagonal: ``alpha_tt = 2.5 K``, ``alpha_ta = 1`` (the Stan manual's and the R package
   rater's default), and ``pi_d ~ Dirichlet(3)``;
 * ``"pooled"``: one confusion matrix per dimension x design shared by all raters;
-* ``"partial"`` (Paun et al. 2018, HierD&S): ``beta_c[t, :] = softmax(zeta_dt + sigma_d
-  z_c[t, :])`` over the off-diagonal logits (the diagonal logit is the reference 0),
-  ``zeta ~ N(-2, 1.5)``, ``z ~ N(0, 1)`` (non-centred), ``sigma_d ~ HalfNormal(1)``;
+* ``"partial"`` (Paun et al. 2018, HierD&S): ``beta_c[t, :] = softmax(omega_c[t, :])``
+  over the off-diagonal logits (the diagonal logit is the reference 0),
+  ``omega_c[t, a] ~ N(zeta_dta, sigma_dta)``, ``zeta ~ N(-2, 1.5)``,
+  ``sigma ~ HalfNormal(1)``: a population mean and spread for every kind of error;
+  sampled centred for cells with many ratings, non-centred (``omega = zeta + sigma z``,
+  ``z ~ N(0, 1)``) for the others;
 * ``"one_coin"``: ``beta_c[t, t] = p_c``, errors uniform over the other categories,
   ``p_c ~ Beta(2, 1)``.
 
@@ -61,6 +64,10 @@ else:
 
 POOLINGS = ("unpooled", "pooled", "partial", "one_coin")
 
+#: ``pooling="partial"``, ``centred=None``: an error logit is sampled centred where the
+#: data's information about it is at least this many times the prior's precision
+CENTRED_MIN_RATIO = 2.0
+
 
 class DawidSkene(LatentClassModel):
     """Dawid-Skene confusion-matrix model.
@@ -77,13 +84,20 @@ class DawidSkene(LatentClassModel):
         Use repeated ratings as further observations (default) or first ratings only.
     use_gold : bool
         Clamp the true label of units with a ``gold`` label (default True).
+    centred : bool, optional
+        ``pooling="partial"``: sample every error logit centred (True) or non-centred
+        (False). Default (None): per rater x dimension x design cell and kind of error,
+        centred where the data pin the logit down (the non-centred form would tie its
+        ``z`` to the population parameters), non-centred where they say little (the centred
+        form would make a funnel); see :meth:`centred_entries`.
     priors : mapping, optional
         Override by name: ``confusion`` (unpooled / pooled; default
         ``Prior("Dirichlet", off_diagonal=1.0, diagonal_per_category=2.5)``, i.e. diagonal
         concentration 2.5 K; or give ``diagonal=`` a number, ``diagonal_mean=`` the prior
         mean of the diagonal, or ``a=`` a full K x K concentration),
         ``confusion_logit`` (partial; Normal on the off-diagonal logits, default
-        N(-2, 1.5)), ``rater_sd`` (partial; HalfNormal(1)), ``accuracy`` (one-coin;
+        N(-2, 1.5)), ``rater_sd`` (partial; HalfNormal(1) on each error's spread across
+        raters), ``accuracy`` (one-coin;
         Beta(2, 1)), ``prevalence`` (Dirichlet concentration, default 3).
 
     Examples
@@ -109,6 +123,8 @@ class DawidSkene(LatentClassModel):
         "rater_prior": None,
         "repeats": "include",
         "use_gold": True,
+        "centred": None,
+        "spread": "dimension",
     }
     param_names: ClassVar[tuple[str, ...]] = ("confusion", "prevalence")
 
@@ -118,6 +134,10 @@ class DawidSkene(LatentClassModel):
         problems = []
         if o["pooling"] not in POOLINGS:
             problems.append(f"pooling must be one of {list(POOLINGS)}, not {o['pooling']!r}")
+        if o["spread"] not in ("error", "dimension"):
+            problems.append(f"spread must be 'error' or 'dimension', not {o['spread']!r}")
+        if o["centred"] is not None and not isinstance(o["centred"], bool):
+            problems.append("centred must be True, False or None")
         if o["rater_prior"] is not None:
             if o["pooling"] != "unpooled":
                 problems.append("rater_prior needs pooling='unpooled'")
@@ -193,6 +213,55 @@ class DawidSkene(LatentClassModel):
                         out[(j * D + d) * G + g, :k, :k] += m
         return out
 
+    def centred_entries(self, data: LatentClassData) -> np.ndarray:
+        """``pooling="partial"``: ``(cell, error)``, whether each rater x dimension x design
+        cell's error logit is sampled centred (see ``centred``).
+
+        Default rule: centred where the data's information about the logit outweighs the
+        prior's precision ``1 / sigma^2`` at least ``CENTRED_MIN_RATIO`` times (Betancourt
+        & Girolami 2015: the centred form suits likelihood-dominated effects, the
+        non-centred one the others). The information is about ``n_ct p_ta (1 - p_ta)`` for
+        the ``n_ct`` ratings the cell gave to units whose majority vote is ``t`` and the
+        pooled rate ``p_ta`` of rating ``a`` for ``t``; ``sigma`` is the empirical-Bayes
+        spread of a pilot EM run from the majority vote.
+        """
+        K = data.K
+        ti, ai = self._offdiag(K)
+        c = self._options["centred"]
+        if c is not None:
+            return np.full((data.n_cells, ti.size), bool(c))
+        cached = getattr(self, "_centred_cache", None)
+        if cached is not None and cached[0] is data:
+            return np.asarray(cached[1])
+        q = majority_vote(data)[data.unit]  # (N, K)
+        flat = np.zeros((data.n_cells * K, K))
+        for t in range(K):
+            flat[:, t] = np.bincount(data.cell * K + data.code, q[:, t], minlength=flat.shape[0])
+        cnt = flat.reshape(data.n_cells, K, K).transpose(0, 2, 1)  # (cell, true, rated)
+        cell_dim = (np.arange(data.n_cells) // len(data.designs)) % len(data.dimensions)
+        pooled = np.zeros((len(data.dimensions), K, K))
+        np.add.at(pooled, cell_dim, cnt)
+        p = pooled / np.maximum(pooled.sum(axis=-1, keepdims=True), 1e-300)
+        p = np.clip(p, 1e-3, 1 - 1e-3)[cell_dim]  # (cell, true, rated)
+        info = (cnt.sum(axis=-1, keepdims=True) * p * (1 - p))[:, ti, ai]
+        pilot = _ds_em(
+            self, data, rng=np.random.default_rng(0), random_init=False, max_iter=200,
+            tol=1e-6, variational=False,
+        )  # fmt: skip
+        sd = np.asarray(pilot["values"]["rater_sd"], dtype=float)
+        sd = np.broadcast_to(sd.reshape(len(data.dimensions), -1), (len(data.dimensions), ti.size))
+        out = info * sd[cell_dim] ** 2 >= CENTRED_MIN_RATIO
+        self._centred_cache = (data, out)
+        return out
+
+    def _entry_label(self, data: LatentClassData, i: int) -> str:
+        """Label of entry ``i`` of the flat ``(cell, error)`` logits."""
+        D, G = len(data.dimensions), len(data.designs)
+        ti, ai = self._offdiag(data.K)
+        c, e = divmod(i, ti.size)
+        j, d, g = c // (D * G), (c // G) % D, c % G
+        return f"{data.raters[j]}/{data.dimensions[d]}/{data.designs[g]}/{ti[e]}->{ai[e]}"
+
     def _offdiag(self, K: int) -> tuple[np.ndarray, np.ndarray]:
         t, a = np.nonzero(~np.eye(K, dtype=bool))
         return t, a
@@ -247,13 +316,35 @@ class DawidSkene(LatentClassModel):
                     sigma=pr.param("sigma", 1.5),
                     dims=("dimension", "error"),
                 )
-                sigma = self._priors["rater_sd"].create("rater_sd", dims="dimension")
-                z = pm.Normal(
-                    "confusion_z", 0.0, 1.0, dims=("rater", "dimension", "design", "error")
+                if self._options["spread"] == "error":
+                    sigma = self._priors["rater_sd"].create("rater_sd", dims=("dimension", "error"))
+                else:
+                    sd = self._priors["rater_sd"].create("rater_sd", dims="dimension")
+                    sigma = pt.broadcast_to(sd[:, None], (D, ti.size))
+                cen = self.centred_entries(data).ravel()
+                mu_all = zeta[cell_dim].ravel()
+                sd_all = sigma[cell_dim].ravel()
+                omega = pt.zeros(NC * ti.size)
+                for flag, var, cname in (
+                    (True, "confusion_logit_centred", "centred_logit"),
+                    (False, "confusion_z", "noncentred_logit"),
+                ):
+                    idx = np.flatnonzero(cen == flag)
+                    if idx.size == 0:
+                        continue
+                    model.add_coord(cname, [self._entry_label(data, int(i)) for i in idx])
+                    if flag:
+                        v = pm.Normal(var, mu=mu_all[idx], sigma=sd_all[idx], dims=cname)
+                    else:
+                        v = mu_all[idx] + sd_all[idx] * pm.Normal(var, 0.0, 1.0, dims=cname)
+                    omega = pt.set_subtensor(omega[idx], v)
+                omega = pm.Deterministic(
+                    "confusion_logit",
+                    omega.reshape((R, D, G, ti.size)),
+                    dims=("rater", "dimension", "design", "error"),
                 )
-                off = zeta[None, :, None, :] + sigma[None, :, None, None] * z
                 logits = pt.zeros((R, D, G, K, K))
-                logits = pt.set_subtensor(logits[:, :, :, ti, ai], off)
+                logits = pt.set_subtensor(logits[:, :, :, ti, ai], omega)
                 log_conf = logits - pt.logsumexp(logits, axis=-1, keepdims=True)
                 conf = pm.Deterministic(
                     "confusion",
@@ -340,13 +431,15 @@ class DawidSkene(LatentClassModel):
         acc_pr = self._priors["accuracy"]
         a_acc, b_acc = float(acc_pr.param("alpha", 2.0)), float(acc_pr.param("beta", 1.0))
         n_off = K * (K - 1)
+        by_error = self._options["spread"] == "error"
+        n_sig = D * n_off if by_error else D
         if kind == 0:
             conf_conc = self._confusion_conc(data, NC)
             const += dirichlet_const(np.full(NC * K, K), conf_conc.reshape(NC * K, K))
             ndim_head = NC * K * (K - 1)
         elif kind == 1:
             zeta_mu = np.full((K, K), float(pr_logit.param("mu", -2.0)))
-            ndim_head = D * n_off + D + NC * n_off
+            ndim_head = D * n_off + n_sig + NC * n_off
         else:
             const -= NC * (math.lgamma(a_acc) + math.lgamma(b_acc) - math.lgamma(a_acc + b_acc))
             ndim_head = NC
@@ -362,6 +455,10 @@ class DawidSkene(LatentClassModel):
                 lay["p_start"],
                 lay["pattern_dim"],
                 lay["mask"].astype(np.int64),
+                self.centred_entries(data).astype(np.int64).ravel()
+                if kind == 1
+                else np.zeros(1, dtype=np.int64),
+                np.arange(D * n_off) if by_error else np.repeat(np.arange(D), n_off),
             ],
             np.int64,
         )
@@ -391,6 +488,7 @@ class DawidSkene(LatentClassModel):
 
         lead = tuple({"rater": R, "dimension": D, "design": G}[d] for d in cdims)
         ti, ai = self._offdiag(K)
+        cen = self.centred_entries(data) if kind == 1 else np.zeros((NC, n_off), dtype=bool)
 
         def expand(x: np.ndarray) -> dict[str, np.ndarray]:
             out: dict[str, np.ndarray] = {}
@@ -399,14 +497,18 @@ class DawidSkene(LatentClassModel):
                 out["confusion"] = rows.reshape(*lead, K, K)
             elif kind == 1:
                 zeta = x[: D * n_off].reshape(D, n_off)
-                sig = np.exp(x[D * n_off : D * n_off + D])
-                z = x[D * n_off + D : ndim_head].reshape(R, D, G, n_off)
-                logits = np.zeros((R, D, G, K, K))
-                logits[..., ti, ai] = zeta[None, :, None, :] + sig[None, :, None, None] * z
+                sig = np.exp(x[D * n_off : D * n_off + n_sig])
+                sig_full = np.broadcast_to(sig.reshape(D, -1), (D, n_off))
+                w = x[D * n_off + n_sig : ndim_head].reshape(NC, n_off)
+                omega = np.where(cen, w, zeta[cell_dim] + sig_full[cell_dim] * w)
+                logits = np.zeros((NC, K, K))
+                logits[:, ti, ai] = omega
                 out["confusion_logit_mean"] = zeta
-                out["rater_sd"] = sig
-                out["confusion_z"] = z
-                out["confusion"] = np.exp(logits - logsumexp(logits, axis=-1, keepdims=True))
+                out["rater_sd"] = sig.reshape(D, n_off) if by_error else sig
+                out["confusion_logit"] = omega.reshape(R, D, G, n_off)
+                out["confusion"] = np.exp(
+                    logits - logsumexp(logits, axis=-1, keepdims=True)
+                ).reshape(R, D, G, K, K)
             else:
                 acc = expit(x[:NC]).reshape(R, D, G)
                 eye = np.eye(K, dtype=bool)
@@ -430,8 +532,9 @@ class DawidSkene(LatentClassModel):
                 lc = np.log(conf0) - np.log(np.einsum("rdgkk->rdgk", conf0))[..., None]
                 off = lc[..., ti, ai]
                 zeta = np.clip(off.mean(axis=(0, 2)), -6, 2)
+                w = np.where(cen, zeta[cell_dim], 0.0)
                 head = np.concatenate(
-                    [zeta.reshape(-1), np.log(np.full(D, 0.5)), np.zeros(NC * n_off)]
+                    [zeta.reshape(-1), np.log(np.full(n_sig, 0.5)), w.reshape(-1)]
                 )
             else:
                 a0 = init["accuracy"]
@@ -442,8 +545,8 @@ class DawidSkene(LatentClassModel):
         dims = {
             "confusion": (*cdims, "true", "rated"),
             "confusion_logit_mean": ("dimension", "error"),
-            "rater_sd": ("dimension",),
-            "confusion_z": ("rater", "dimension", "design", "error"),
+            "rater_sd": ("dimension", "error") if by_error else ("dimension",),
+            "confusion_logit": ("rater", "dimension", "design", "error"),
             "accuracy": ("rater", "dimension", "design"),
             "prevalence": ("dimension", "category"),
         }
@@ -538,8 +641,9 @@ class DawidSkene(LatentClassModel):
         Unpooled / pooled / one-coin: the M-step adds the prior's concentrations to the
         expected counts (posterior-mean updates; ``variational=True``: mean-field
         variational Bayes). Partial pooling: the M-step maximises the expected
-        complete-data log-likelihood plus the normal log-densities of the logits with the
-        rater scale held at its prior mean.
+        complete-data log-likelihood plus the normal log-densities of the logits given the
+        raters' spread, and the spread follows the empirical-Bayes (Laplace) update of
+        ``_partial_mstep`` (estimated from the data, not held at its prior).
         """
         if unused:
             raise TypeError(f"unknown EM options {sorted(unused)}")
@@ -564,6 +668,9 @@ class DawidSkene(LatentClassModel):
             "prevalence": ("dimension", "category"),
             "accuracy": ("rater", "dimension", "design"),
             "confusion_logit_mean": ("dimension", "error"),
+            "rater_sd": ("dimension", "error")
+            if self._options["spread"] == "error"
+            else ("dimension",),
         }
         coords = data.coords() | {"true": list(range(K)), "rated": list(range(K))}
         ti, ai = self._offdiag(K)
@@ -627,7 +734,11 @@ def _ds_em(
     sig = model.priors["rater_sd"].mean()
     kd = data.n_categories[cell_dim].astype(float)
     ti, ai = np.nonzero(~np.eye(K, dtype=bool))
-    logit_state = np.concatenate([np.full(D * ti.size, z_mu), np.zeros(NC * ti.size)])
+    # partial pooling: [zeta (D x E), sigma (D x E), omega - zeta (cell x E)]
+    logit_state = np.concatenate(
+        [np.full(D * ti.size, z_mu), np.full(D * ti.size, sig), np.zeros(NC * ti.size)]
+    )
+    by_error = model.options["spread"] == "error"
 
     M: np.ndarray | None = None  # expected counts of q (from the E-step)
     M_buf = np.zeros((E, K))
@@ -654,6 +765,7 @@ def _ds_em(
         q[:] = majority_vote(data)[first]
         have_q = True
     ll = prev_ll
+    penalty = 0.0  # partial pooling: the log-prior part of the objective (see _partial_mstep)
     converged = False
     n_iter = it0
     counts = np.zeros((NC, K, K))
@@ -690,8 +802,8 @@ def _ds_em(
                 )  # fmt: skip
                 log_conf = np.where(vmat, log_conf, -np.inf)
             else:
-                logit_state, log_conf = _partial_mstep(
-                    logit_state, counts, NC, D, K, cell_dim, ti, ai, z_mu, z_sd, sig
+                logit_state, log_conf, penalty = _partial_mstep(
+                    logit_state, counts, NC, D, K, cell_dim, ti, ai, z_mu, z_sd, by_error
                 )
             pc = np.where(data.valid, prev_cnt + a_prev, 0.0)
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -716,6 +828,7 @@ def _ds_em(
             q, M,
         )  # fmt: skip
         have_q = True
+        ll += penalty
         if abs(ll - prev_ll) <= tol * max(1.0, abs(ll)):
             converged = True
             break
@@ -739,7 +852,10 @@ def _ds_em(
     if pooling == "one_coin":
         values["accuracy"] = np.exp(log_conf[:, 0, 0]).reshape(R, D, G)
     if pooling == "partial":
-        values["confusion_logit_mean"] = logit_state[: D * ti.size].reshape(D, ti.size)
+        E = ti.size
+        values["confusion_logit_mean"] = logit_state[: D * E].reshape(D, E)
+        sd = logit_state[D * E : 2 * D * E].reshape(D, E)
+        values["rater_sd"] = sd if by_error else sd[:, 0]
     params = {"confusion": values["confusion"][None], "prevalence": prev[None]}
     joint = model.pattern_log_joint(params, data)[0]
     ll_plugin = float(np.dot(data.pattern_count, logsumexp_np(joint, axis=-1)))
@@ -757,24 +873,39 @@ def _partial_mstep(
     ai: np.ndarray,
     z_mu: float,
     z_sd: float,
-    sig: float,
+    by_error: bool,
     sweeps: int = 5,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Generalised M-step of partial pooling: increase sum n[c,t,a] log softmax(L[c,t])[a]
-    - (zeta - mu)^2 / 2 s^2 - omega^2 / 2 sigma^2 over zeta (D, E) and omega (NC, E) by
-    block-coordinate steps with Boehning's bound on the softmax curvature (each step cannot
-    decrease the objective)."""
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Generalised M-step of partial pooling.
+
+    Increases sum n[c,t,a] log softmax(L[c,t])[a] - (zeta - mu)^2 / 2 s^2 - omega^2 / 2
+    sigma^2 over zeta (D, E) and the deviations omega (NC, E) by block-coordinate steps with
+    Boehning's bound on the softmax curvature (each step cannot decrease the objective),
+    then updates the spread sigma by the empirical-Bayes (Laplace) rule
+    ``sigma^2 = mean(omega^2 + v)``, ``v = 1 / (h + 1 / sigma^2)`` with ``h`` the
+    likelihood's curvature at omega, over the cells that hold ratings: the spread is
+    estimated from the data, and ``v > 0`` keeps it from collapsing to 0 as the joint mode
+    would. ``x0`` and the result hold ``[zeta, sigma, omega]``; sigma is per dimension
+    (``by_error=False``, stored repeated over the errors) or per dimension and error. The
+    third result is the log-prior part of the EM objective at the new values: the
+    deviations' Laplace-approximate marginal terms and zeta's normal log density (up to
+    constants); the E-step's log-likelihood plus it is what the restarts compare.
+    """
     E = ti.size
     zeta = x0[: D * E].reshape(D, E).copy()
-    om = x0[D * E :].reshape(NC, E).copy()
+    sig_d = x0[D * E : 2 * D * E].reshape(D, E).copy()
+    om = x0[2 * D * E :].reshape(NC, E).copy()
+    sig = sig_d[cell_dim]  # (NC, E)
     n_row = counts.sum(axis=-1)  # (NC, K)
     h_off = 0.5 * n_row[:, ti]  # bound on the curvature, (NC, E)
 
-    def grad_off() -> np.ndarray:
+    def probs() -> np.ndarray:
         L = np.zeros((NC, K, K))
         L[:, ti, ai] = zeta[cell_dim] + om
-        prob = np.exp(L - logsumexp(L, axis=-1, keepdims=True))
-        return (counts - n_row[..., None] * prob)[:, ti, ai]
+        return np.exp(L - logsumexp(L, axis=-1, keepdims=True))
+
+    def grad_off() -> np.ndarray:
+        return (counts - n_row[..., None] * probs())[:, ti, ai]
 
     for _ in range(sweeps):
         g = grad_off()
@@ -785,10 +916,27 @@ def _partial_mstep(
         zeta = zeta + (gz - (zeta - z_mu) / z_sd**2) / (hz + 1 / z_sd**2)
         g = grad_off()
         om = om + (g - om / sig**2) / (h_off + 1 / sig**2)
+    p = probs()[:, ti, ai]
+    v = 1.0 / (n_row[:, ti] * p * (1.0 - p) + 1.0 / sig**2)
+    used = (n_row.sum(axis=-1) > 0).astype(float)[:, None]  # cells with ratings
+    sq = np.zeros((D, E))
+    n_used = np.zeros((D, E))
+    np.add.at(sq, cell_dim, used * (om**2 + v))
+    np.add.at(n_used, cell_dim, np.broadcast_to(used, (NC, E)))
+    if not by_error:
+        sq = np.broadcast_to(sq.sum(axis=1, keepdims=True), (D, E))
+        n_used = np.broadcast_to(n_used.sum(axis=1, keepdims=True), (D, E))
+    sig_d = np.where(n_used > 0, np.sqrt(sq / np.maximum(n_used, 1.0)), sig_d)
+    # Laplace approximation of log N(omega; 0, sigma) integrated against the likelihood,
+    # relative to the likelihood at the mode: bounded as sigma -> 0, unlike the joint mode
+    sig = sig_d[cell_dim]
+    v = 1.0 / (n_row[:, ti] * p * (1.0 - p) + 1.0 / sig**2)
+    penalty = float(np.sum(used * (0.5 * np.log(v / sig**2) - 0.5 * om**2 / sig**2)))
+    penalty -= float(np.sum(0.5 * ((zeta - z_mu) / z_sd) ** 2))
     L = np.zeros((NC, K, K))
     L[:, ti, ai] = zeta[cell_dim] + om
-    x = np.concatenate([zeta.ravel(), om.ravel()])
-    return x, L - logsumexp(L, axis=-1, keepdims=True)
+    x = np.concatenate([zeta.ravel(), sig_d.ravel(), om.ravel()])
+    return x, L - logsumexp(L, axis=-1, keepdims=True), penalty
 
 
 __all__ = ["POOLINGS", "DawidSkene"]

@@ -131,7 +131,16 @@ def test_numpy_marginal_matches_enumeration(small_archehr):
     np.testing.assert_allclose(ll, _brute_force_loglik(ds, p2, d), rtol=1e-10)
 
 
-def _pymc_point(model, data, pooling, x):
+class _AlternatingCentred(DawidSkene):
+    """Partial pooling with every other error logit centred: both parametrisations in one
+    model, whatever the default rule picks for these data."""
+
+    def centred_entries(self, data):
+        e = data.K * (data.K - 1)
+        return (np.arange(data.n_cells * e) % 2 == 0).reshape(data.n_cells, e)
+
+
+def _pymc_point(model, data, pooling, x, model_obj):
     """Map a compiled density's unconstrained vector to the PyMC model's value variables."""
     R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
     C = R * D * G
@@ -155,11 +164,16 @@ def _pymc_point(model, data, pooling, x):
     elif pooling in ("unpooled", "pooled"):
         nc = (R, D, G) if pooling == "unpooled" else (D, G)
         take("confusion_simplex__", (*nc, K, K - 1))
-    elif pooling == "partial":
+    elif pooling.startswith("partial"):
         e = K * (K - 1)
         take("confusion_logit_mean", (D, e))
-        take("rater_sd_log__", (D,))
-        take("confusion_z", (R, D, G, e))
+        take("rater_sd_log__", (D,) if model_obj.options["spread"] == "dimension" else (D, e))
+        w = x[pos : pos + C * e]
+        pos += C * e
+        cen = model_obj.centred_entries(data).ravel()
+        for flag, name in ((True, "confusion_logit_centred"), (False, "confusion_z")):
+            if (cen == flag).any():
+                pt[name] = w[cen == flag]
     else:
         take("accuracy_logodds__", (R, D, G))
     if pooling.startswith("mace"):
@@ -179,6 +193,13 @@ def _pymc_point(model, data, pooling, x):
         ("unpooled", lambda: DawidSkene()),
         ("pooled", lambda: DawidSkene(pooling="pooled")),
         ("partial", lambda: DawidSkene(pooling="partial")),
+        ("partial_centred", lambda: DawidSkene(pooling="partial", centred=True)),
+        ("partial_noncentred", lambda: DawidSkene(pooling="partial", centred=False)),
+        ("partial_mixed", lambda: _AlternatingCentred(pooling="partial")),
+        (
+            "partial_by_dimension",
+            lambda: _AlternatingCentred(pooling="partial", spread="dimension"),
+        ),
         ("one_coin", lambda: DawidSkene(pooling="one_coin")),
     ],
 )
@@ -211,9 +232,9 @@ def test_compiled_density_equals_pymc_logp_and_gradient(label, factory):
     for _ in range(3):
         x = rng.normal(0, 0.8, dens.ndim)
         lp, g = dens.logp_grad(x)
-        pt = _pymc_point(pm_model, data, label, x)
+        pt = _pymc_point(pm_model, data, label, x, m)
         assert lp == pytest.approx(float(logp(pt)), rel=1e-8)
-        order = _pymc_point(pm_model, data, label, np.arange(dens.ndim, dtype=float))
+        order = _pymc_point(pm_model, data, label, np.arange(dens.ndim, dtype=float), m)
         perm = np.concatenate([np.asarray(order[n]).ravel() for n in names]).astype(int)
         np.testing.assert_allclose(g[perm], dlogp(pt), atol=1e-8)
 
