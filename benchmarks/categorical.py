@@ -455,9 +455,62 @@ def _scores(prob: dict[str, dict[str, float]], gold: dict[str, str]) -> tuple[fl
     return float(acc), float(ll)
 
 
-def part_accuracy(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
+def _correct(prob: dict[str, dict[str, float]], gold: dict[str, str]) -> dict[str, bool]:
+    return {i: max(prob[i], key=prob[i].get) == gold[i] for i in prob if i in gold}
+
+
+def paired_test(ours: dict[str, bool], theirs: dict[str, bool]) -> dict[str, Any]:
+    """Exact McNemar test on the gold items both label: items only ours get right, items
+    only theirs get right, two-sided p-value (binomial, 1/2)."""
+    from scipy.stats import binomtest
+
+    items = sorted(set(ours) & set(theirs))
+    b = sum(ours[i] and not theirs[i] for i in items)
+    c = sum(theirs[i] and not ours[i] for i in items)
+    p = binomtest(min(b, c), b + c, 0.5).pvalue if b + c else 1.0
+    return {"ours_only": b, "theirs_only": c, "p": float(p)}
+
+
+def fit_real(name: str, fit: str, method: str) -> dict[str, Any]:
+    """One of our fits (``OUR_FITS``) to a real data set by EM or NUTS (default settings):
+    accuracy and log loss against gold, fit time, NUTS diagnostics, per-item correctness."""
     from raterstats import MACE, DawidSkene, diagnose, item_posterior
 
+    r, gold, _, _ = load_dataset(name)
+    model = {
+        "mace": MACE(),
+        "ds": DawidSkene(),
+        "dsp": DawidSkene(pooling="partial"),
+    }[fit]
+    t0 = time.perf_counter()
+    kw = {"method": "em"} if method == "em" else {"progress": False}
+    dtree = model.fit(r, random_seed=1, log_likelihood=False, **kw)
+    out: dict[str, Any] = {"s": time.perf_counter() - t0}
+    post = item_posterior(dtree).isel(dimension=0)
+    labels = post["category_label"].values
+    pr = post["prob"].values
+    prob = {
+        str(i): {str(labels[k]): float(pr[j, k]) for k in range(len(labels))}
+        for j, i in enumerate(post["item"].values)
+    }
+    out["acc"], out["logloss"] = _scores(prob, gold)
+    out["correct"] = _correct(prob, gold)
+    if method == "nuts":
+        d = diagnose(dtree, warn=False)
+        out["rhat"] = float(d.parameters["rhat"].max())
+        out["div"] = int(d.divergences)
+    return out
+
+
+CHILD_REAL = r"""
+import json, sys
+sys.path.insert(0, "benchmarks")
+from categorical import fit_real
+print("RESULT " + json.dumps(fit_real(**json.loads(sys.argv[1]))))
+"""
+
+
+def part_accuracy(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
     rows = []
     sets = DATASETS[:2] if args.quick else DATASETS
     if args.datasets:
@@ -475,40 +528,29 @@ def part_accuracy(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
             "gold": len(gold),
             "dropped_third_repeats": dropped,
         }
-        fits = (
-            ("mace", MACE()),
-            ("ds", DawidSkene()),
-            ("dsp", DawidSkene(pooling="partial")),
-        )
-        if args.real_fits:
-            keep_f = {k.strip() for k in args.real_fits.split(",")}
-            fits = tuple(f for f in fits if f[0] in keep_f)
-        for mname, model in fits:
+        correct: dict[str, dict[str, bool]] = {}
+        fits = [f for f in OUR_FITS if not args.real_fits or f in args.real_fits.split(",")]
+        row["rerun"] = [f"{m}_{k}" for m in fits for k in ("em", "nuts")]
+        for mname in fits:
             for method in ("em", "nuts"):
+                key = f"{mname}_{method}"
                 if method == "nuts" and r.n_ratings > args.real_nuts_max_ratings:
-                    row[f"{mname}_nuts_skipped"] = (
+                    row[f"{key}_skipped"] = (
                         f"{r.n_ratings:,} ratings > --real-nuts-max-ratings "
                         f"{args.real_nuts_max_ratings:,}"
                     )
                     continue
-                t0 = time.perf_counter()
-                kw = {"method": "em"} if method == "em" else {"progress": False}
-                fit = model.fit(r, random_seed=1, log_likelihood=False, **kw)
-                secs = time.perf_counter() - t0
-                post = item_posterior(fit).isel(dimension=0)
-                labels = post["category_label"].values
-                pr = post["prob"].values
-                prob = {
-                    str(i): {str(labels[k]): float(pr[j, k]) for k in range(len(labels))}
-                    for j, i in enumerate(post["item"].values)
-                }
-                acc, ll = _scores(prob, gold)
-                key = f"{mname}_{method}"
-                row[f"{key}_acc"], row[f"{key}_logloss"], row[f"{key}_s"] = acc, ll, secs
-                if method == "nuts":
-                    d = diagnose(fit, warn=False)
-                    row[f"{key}_rhat"] = float(d.parameters["rhat"].max())
-                    row[f"{key}_div"] = d.divergences
+                res = run_child(
+                    sys.executable, CHILD_REAL, {"name": name, "fit": mname, "method": method},
+                    timeout=args.real_timeout,
+                )  # fmt: skip
+                if "error" in res:
+                    row[f"{key}_skipped"] = " ".join(res["error"].split())[-200:]
+                    continue
+                correct[key] = res.pop("correct")
+                for k in ("acc", "logloss", "s", "rhat", "div"):
+                    if k in res:
+                        row[f"{key}_{k}"] = res[k]
         if Path(args.crowdkit_python).exists() and not args.real_fits:
             p = tmp / f"{name}.parquet"
             ck.write_parquet(p)
@@ -523,6 +565,13 @@ def part_accuracy(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
                 acc, ll = _scores(res["probas"], gold)
                 row[f"ck_{model}_acc"], row[f"ck_{model}_logloss"] = acc, ll
                 row[f"ck_{model}_s"] = res["fit_s"]
+                ours = [k for k in correct if k.split("_")[0] in OUR_FITS]
+                if ours:  # our most accurate fit of this run against crowd-kit, item by item
+                    best = max(ours, key=lambda k: row[f"{k}_acc"])
+                    row[f"paired_ck_{model}"] = {
+                        "ours": best,
+                        **paired_test(correct[best], _correct(res["probas"], gold)),
+                    }
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
@@ -673,6 +722,17 @@ def targets(res: dict[str, Any]) -> list[str]:
     ]
     if not_run:
         out.append(f"- real data sets where some of our fits were not run: {'; '.join(not_run)}")
+    unconverged = [
+        f"{r['dataset']} {m} ({r[f'{m}_nuts_rhat']:.3f})"
+        for r in acc
+        for m in OUR_FITS
+        if r.get(f"{m}_nuts_rhat", 0.0) > 1.01
+    ]
+    if unconverged:
+        out.append(
+            "- NUTS fits with max R-hat above 1.01 (not a converged posterior; their figures "
+            f"are shown but do not count as met): {'; '.join(unconverged)}"
+        )
     missing = [r["dataset"] for r in acc if "error" in r or "ck_ds_acc" not in r]
     if missing:
         out.append(f"- real data sets without a complete comparison: {', '.join(missing)}")
@@ -685,9 +745,11 @@ def targets(res: dict[str, Any]) -> list[str]:
             + (f"; below: {', '.join(worse)}" if worse else ""),
         )
         say(
-            len(better_cal) == n_cal,
+            len(better_cal) == n_cal and not not_run and not unconverged,
             f"NUTS better calibrated than EM (lower log loss against "
-            f"gold): {len(better_cal)} of {n_cal} (data set, model) pairs",
+            f"gold): {len(better_cal)} of {n_cal} (data set, model) pairs"
+            + ("; some NUTS fits not run" if not_run else "")
+            + ("; some NUTS fits not converged" if unconverged else ""),
         )
     if an and "error" not in an:
         say(
@@ -818,13 +880,27 @@ def to_markdown(res: dict[str, Any]) -> str:
             f"{r['dropped_third_repeats']} |"
         )
     skipped = [
-        f"{r['dataset']} {m} NUTS ({r[f'{m}_nuts_skipped']})"
+        f"{r['dataset']} {m} {k.upper() if k == 'em' else 'NUTS'} ({r[f'{m}_{k}_skipped']})"
         for r in acc
         for m in OUR_FITS
-        if f"{m}_nuts_skipped" in r
+        for k in ("em", "nuts")
+        if f"{m}_{k}_skipped" in r
     ]
     if skipped:
-        lines += ["", "NUTS not run: " + "; ".join(skipped) + "."]
+        lines += ["", "Fits not run or stopped: " + "; ".join(skipped) + "."]
+    paired = [
+        f"{r['dataset']} vs crowd-kit {name}: our {pr['ours'].replace('_', ' ')} alone right "
+        f"on {pr['ours_only']}, crowd-kit alone on {pr['theirs_only']} (p = {pr['p']:.2f})"
+        for r in acc
+        for m, name in (("ds", "DS"), ("mace", "MACE"))
+        if (pr := r.get(f"paired_ck_{m}"))
+    ]
+    if paired:
+        lines += [
+            "",
+            "Item by item on the gold items (exact McNemar test of our most accurate fit "
+            "against crowd-kit; p is two-sided): " + "; ".join(paired) + ".",
+        ]
     an = res.get("anaesthesia", {})
     if an and "error" not in an:
         lines += [
@@ -898,14 +974,21 @@ def merge_speed(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[di
 
 
 def merge_accuracy(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Real-data rows by data set: a rerun data set's new values replace the old ones, its
+    """Real-data rows by data set: a rerun data set's new values replace the old ones, the
+    old values of every fit attempted now go (a fit that failed now keeps no stale figures),
     columns not rerun (``--real-fits``) are kept unless the new row is an error, and a note
     that NUTS was skipped goes when NUTS values are present; data sets not rerun are kept;
     sorted in :data:`DATASETS` order."""
     rows = {r["dataset"]: r for r in old}
     for r in new:
         prev = rows.get(r["dataset"], {})
-        keep = {} if "error" in r else {k: v for k, v in prev.items() if k != "error"}
+        r = dict(r)
+        rerun = tuple(r.pop("rerun", ()))  # fits attempted now: none of their old values stay
+        keep = (
+            {}
+            if "error" in r
+            else {k: v for k, v in prev.items() if k != "error" and not k.startswith(rerun)}
+        )
         row = {**keep, **r}
         for m in OUR_FITS:  # a NUTS fit kept or rerun outranks a note that it was skipped
             if f"{m}_nuts_acc" in row:
@@ -950,6 +1033,12 @@ def main() -> None:
         type=int,
         default=60_000,
         help="real data sets with more ratings are fitted by EM only (NUTS time)",
+    )
+    parser.add_argument(
+        "--real-timeout",
+        type=int,
+        default=1200,
+        help="limit (s) for each of our fits to a real data set (each runs in its own process)",
     )
     parser.add_argument("--skip-real", action="store_true")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name("RESULTS.md"))
