@@ -102,7 +102,14 @@ def _flat_params(
 
 def _default_vars(dt: xr.DataTree) -> list[str]:
     post = dt["posterior"].to_dataset()
-    skip = {"rater_z", "cell_z", "confusion_z", "confusion_logit_centred", "rater_effect_basis", "cell_effect_basis"}
+    skip = {
+        "rater_z",
+        "cell_z",
+        "confusion_z",
+        "confusion_logit_centred",
+        "rater_effect_basis",
+        "cell_effect_basis",
+    }
     return [str(v) for v in post.data_vars if v not in skip]
 
 

@@ -12,10 +12,11 @@ Generative story (one latent true label per unit: item, segment, dimension)::
 * ``"pooled"``: one confusion matrix per dimension x design shared by all raters;
 * ``"partial"`` (Paun et al. 2018, HierD&S): ``beta_c[t, :] = softmax(omega_c[t, :])``
   over the off-diagonal logits (the diagonal logit is the reference 0),
-  ``omega_c[t, a] ~ N(zeta_dta, sigma_dta)``, ``zeta ~ N(-2, 1.5)``,
-  ``sigma ~ HalfNormal(1)``: a population mean and spread for every kind of error;
-  sampled centred for cells with many ratings, non-centred (``omega = zeta + sigma z``,
-  ``z ~ N(0, 1)``) for the others;
+  ``omega_c[t, a] ~ N(zeta_dta, sigma_d)``, ``zeta ~ N(-2, 1.5)``,
+  ``sigma ~ HalfNormal(1)``: a population mean for every kind of error and a spread per
+  dimension (``spread="error"``: per dimension and kind of error); each logit sampled
+  centred where the data pin it down, non-centred (``omega = zeta + sigma z``,
+  ``z ~ N(0, 1)``) elsewhere;
 * ``"one_coin"``: ``beta_c[t, t] = p_c``, errors uniform over the other categories,
   ``p_c ~ Beta(2, 1)``.
 
@@ -90,14 +91,18 @@ class DawidSkene(LatentClassModel):
         centred where the data pin the logit down (the non-centred form would tie its
         ``z`` to the population parameters), non-centred where they say little (the centred
         form would make a funnel); see :meth:`centred_entries`.
+    spread : {"dimension", "error"}
+        ``pooling="partial"``: one spread of the raters' error logits per dimension
+        (default) or one per dimension and kind of error (Paun et al.'s form; needs many
+        ratings of every kind of error, see the card).
     priors : mapping, optional
         Override by name: ``confusion`` (unpooled / pooled; default
         ``Prior("Dirichlet", off_diagonal=1.0, diagonal_per_category=2.5)``, i.e. diagonal
         concentration 2.5 K; or give ``diagonal=`` a number, ``diagonal_mean=`` the prior
         mean of the diagonal, or ``a=`` a full K x K concentration),
         ``confusion_logit`` (partial; Normal on the off-diagonal logits, default
-        N(-2, 1.5)), ``rater_sd`` (partial; HalfNormal(1) on each error's spread across
-        raters), ``accuracy`` (one-coin;
+        N(-2, 1.5)), ``rater_sd`` (partial; HalfNormal(1) on the raters' spread),
+        ``accuracy`` (one-coin;
         Beta(2, 1)), ``prevalence`` (Dirichlet concentration, default 3).
 
     Examples
@@ -230,9 +235,6 @@ class DawidSkene(LatentClassModel):
         c = self._options["centred"]
         if c is not None:
             return np.full((data.n_cells, ti.size), bool(c))
-        cached = getattr(self, "_centred_cache", None)
-        if cached is not None and cached[0] is data:
-            return np.asarray(cached[1])
         q = majority_vote(data)[data.unit]  # (N, K)
         flat = np.zeros((data.n_cells * K, K))
         for t in range(K):
@@ -250,9 +252,10 @@ class DawidSkene(LatentClassModel):
         )  # fmt: skip
         sd = np.asarray(pilot["values"]["rater_sd"], dtype=float)
         sd = np.broadcast_to(sd.reshape(len(data.dimensions), -1), (len(data.dimensions), ti.size))
-        out = info * sd[cell_dim] ** 2 >= CENTRED_MIN_RATIO
-        self._centred_cache = (data, out)
-        return out
+        return np.asarray(info * sd[cell_dim] ** 2 >= CENTRED_MIN_RATIO)
+
+    def _rater_sd_dims(self) -> tuple[str, ...]:
+        return ("dimension", "error") if self._options["spread"] == "error" else ("dimension",)
 
     def _entry_label(self, data: LatentClassData, i: int) -> str:
         """Label of entry ``i`` of the flat ``(cell, error)`` logits."""
@@ -316,11 +319,8 @@ class DawidSkene(LatentClassModel):
                     sigma=pr.param("sigma", 1.5),
                     dims=("dimension", "error"),
                 )
-                if self._options["spread"] == "error":
-                    sigma = self._priors["rater_sd"].create("rater_sd", dims=("dimension", "error"))
-                else:
-                    sd = self._priors["rater_sd"].create("rater_sd", dims="dimension")
-                    sigma = pt.broadcast_to(sd[:, None], (D, ti.size))
+                sd = self._priors["rater_sd"].create("rater_sd", dims=self._rater_sd_dims())
+                sigma = sd if sd.ndim == 2 else pt.broadcast_to(sd[:, None], (D, ti.size))
                 cen = self.centred_entries(data).ravel()
                 mu_all = zeta[cell_dim].ravel()
                 sd_all = sigma[cell_dim].ravel()
@@ -431,6 +431,7 @@ class DawidSkene(LatentClassModel):
         acc_pr = self._priors["accuracy"]
         a_acc, b_acc = float(acc_pr.param("alpha", 2.0)), float(acc_pr.param("beta", 1.0))
         n_off = K * (K - 1)
+        cen = self.centred_entries(data) if kind == 1 else np.zeros((NC, n_off), dtype=bool)
         by_error = self._options["spread"] == "error"
         n_sig = D * n_off if by_error else D
         if kind == 0:
@@ -455,9 +456,7 @@ class DawidSkene(LatentClassModel):
                 lay["p_start"],
                 lay["pattern_dim"],
                 lay["mask"].astype(np.int64),
-                self.centred_entries(data).astype(np.int64).ravel()
-                if kind == 1
-                else np.zeros(1, dtype=np.int64),
+                cen.astype(np.int64).ravel(),
                 np.arange(D * n_off) if by_error else np.repeat(np.arange(D), n_off),
             ],
             np.int64,
@@ -488,7 +487,6 @@ class DawidSkene(LatentClassModel):
 
         lead = tuple({"rater": R, "dimension": D, "design": G}[d] for d in cdims)
         ti, ai = self._offdiag(K)
-        cen = self.centred_entries(data) if kind == 1 else np.zeros((NC, n_off), dtype=bool)
 
         def expand(x: np.ndarray) -> dict[str, np.ndarray]:
             out: dict[str, np.ndarray] = {}
@@ -545,7 +543,7 @@ class DawidSkene(LatentClassModel):
         dims = {
             "confusion": (*cdims, "true", "rated"),
             "confusion_logit_mean": ("dimension", "error"),
-            "rater_sd": ("dimension", "error") if by_error else ("dimension",),
+            "rater_sd": self._rater_sd_dims(),
             "confusion_logit": ("rater", "dimension", "design", "error"),
             "accuracy": ("rater", "dimension", "design"),
             "prevalence": ("dimension", "category"),
@@ -668,9 +666,7 @@ class DawidSkene(LatentClassModel):
             "prevalence": ("dimension", "category"),
             "accuracy": ("rater", "dimension", "design"),
             "confusion_logit_mean": ("dimension", "error"),
-            "rater_sd": ("dimension", "error")
-            if self._options["spread"] == "error"
-            else ("dimension",),
+            "rater_sd": self._rater_sd_dims(),
         }
         coords = data.coords() | {"true": list(range(K)), "rated": list(range(K))}
         ti, ai = self._offdiag(K)
