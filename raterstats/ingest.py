@@ -687,7 +687,19 @@ def read_ratings(
         null_rating = work.get_column(S.RATING).is_null() | (work.get_column(S.RATING) == "")
         null_rating = null_rating.fill_null(True)
         if null_rating.any():
-            if missing == "drop":
+            if missing == "drop" and null_rating.all():
+                rows = tuple(work.get_column(S.ROW).to_list())
+                problems.append(
+                    Problem(
+                        col_name(S.RATING),
+                        "",
+                        "at least one non-empty rating (every rating is empty, nothing is "
+                        "left after missing='drop')",
+                        rows,
+                    )
+                )
+                work = work.filter(~null_rating)
+            elif missing == "drop":
                 n = int(null_rating.sum())
                 work = work.filter(~null_rating)
                 excluded.append(Exclusion("empty rating (missing='drop')", n))

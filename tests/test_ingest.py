@@ -261,6 +261,18 @@ def test_missing_rating_drop_is_counted():
     assert "1 rating(s) excluded" in r.report()
 
 
+@pytest.mark.parametrize("scale", [LIKERT, None])
+def test_missing_rating_drop_of_every_rating_is_an_error(scale):
+    # dropping every rating leaves nothing to analyse: say so, with the rows, rather than
+    # return an empty table
+    frame = pl.DataFrame({"item": ["a", "b"], "rater": ["x", "x"], "rating": [None, None]})
+    with pytest.raises(RatingsError) as info:
+        read_ratings(frame, scale=scale, missing="drop")
+    (problem,) = info.value.problems
+    assert problem.column == "rating" and problem.rows == (1, 2)
+    assert "every rating is empty" in problem.expected
+
+
 def test_undecodable_bytes_name_the_row(tmp_path):
     path = _write(
         tmp_path,
