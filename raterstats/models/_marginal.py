@@ -16,6 +16,7 @@ per-rating log-probability arrays have shape ``(..., n_ratings, K)``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -888,6 +889,13 @@ def unpack_rows(x: np.ndarray, n_cat_rows: np.ndarray, K: int) -> np.ndarray:
     return out
 
 
+def record_restarts(dt: xr.DataTree, runs: list[dict[str, Any]], best: int) -> None:
+    """Store each restart's objective at the end of its run (JSON list) and the index of
+    the one kept in ``sample_stats.attrs`` (``restart_loglik``, ``best_restart``)."""
+    dt["sample_stats"].attrs["restart_loglik"] = json.dumps([float(r["objective"]) for r in runs])
+    dt["sample_stats"].attrs["best_restart"] = int(best)
+
+
 def short_run_restarts(
     run: Callable[..., dict[str, Any]], *, restarts: int, short_iter: int, max_iter: int
 ) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
@@ -911,6 +919,10 @@ def short_run_restarts(
     >>> i, calls[-1]
     (0, (False, 500, 's'))
     """
+    if restarts < 1:
+        raise ValueError("restarts must be at least 1")
+    if short_iter < 1:
+        raise ValueError("short_iter must be at least 1")
     short = restarts > 1 and short_iter < max_iter
     runs = [
         run(random_init=r > 0, max_iter=short_iter if short else max_iter, finish=not short)

@@ -26,7 +26,6 @@ True labels are marginalised (log-sum-exp) and recovered draw by draw. See
 
 from __future__ import annotations
 
-import json
 import math
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -48,6 +47,7 @@ from raterstats.models._marginal import (
     padded_dirichlet_init,
     padded_log_simplex_pt,
     pattern_loglik_pt,
+    record_restarts,
     segment_sum_pt,
     short_run_restarts,
     simplex_forward_np,
@@ -645,10 +645,6 @@ class DawidSkene(LatentClassModel):
         """
         if unused:
             raise TypeError(f"unknown EM options {sorted(unused)}")
-        if restarts < 1:
-            raise ValueError("restarts must be at least 1")
-        if short_iter < 1:
-            raise ValueError("short_iter must be at least 1")
         rng = np.random.default_rng(random_seed)
         lay = table_layout(data, self._cells(data)[1])
         res, runs, best = short_run_restarts(
@@ -681,10 +677,7 @@ class DawidSkene(LatentClassModel):
                 "n_iterations": np.array([[res["n_iter"]]]),
             },
         )
-        dt["sample_stats"].attrs["restart_loglik"] = json.dumps(
-            [float(x["objective"]) for x in runs]
-        )
-        dt["sample_stats"].attrs["best_restart"] = int(best)
+        record_restarts(dt, runs, best)
         del R, D, G
         return dt
 

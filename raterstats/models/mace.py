@@ -43,6 +43,7 @@ from raterstats.models._marginal import (
     padded_dirichlet_init,
     padded_log_simplex_pt,
     pattern_loglik_pt,
+    record_restarts,
     segment_sum_pt,
     short_run_restarts,
     table_layout,
@@ -493,10 +494,6 @@ class MACE(LatentClassModel):
         """
         if unused:
             raise TypeError(f"unknown EM options {sorted(unused)}")
-        if restarts < 1:
-            raise ValueError("restarts must be at least 1")
-        if short_iter < 1:
-            raise ValueError("short_iter must be at least 1")
         rng = np.random.default_rng(random_seed)
         lay = table_layout(data, data.p_cell)
         res, runs, best = short_run_restarts(
@@ -518,15 +515,8 @@ class MACE(LatentClassModel):
                 "n_iterations": np.array([[res["n_iter"]]]),
             },
         )
-        dt["sample_stats"].attrs["restart_loglik"] = json_list([x["objective"] for x in runs])
-        dt["sample_stats"].attrs["best_restart"] = int(best)
+        record_restarts(dt, runs, best)
         return dt
-
-
-def json_list(x: list[float]) -> str:
-    import json
-
-    return json.dumps([float(v) for v in x])
 
 
 def _decomposition(beta: Any, D: int | None = None, G: int | None = None) -> dict[str, Any]:

@@ -113,3 +113,13 @@ def test_short_iter_must_be_positive(one_dim):
     for m in (MACE(), DawidSkene()):
         with pytest.raises(ValueError, match="short_iter"):
             m.fit(one_dim, method="em", short_iter=0)
+
+
+@pytest.mark.parametrize("model", [MACE(), DawidSkene()], ids=lambda m: m.name)
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [({"restarts": 0}, "restarts must be at least 1"), ({"short_iter": 0}, "short_iter must be")],
+)
+def test_em_restart_options_are_checked(model, kw, message, one_dim):
+    with pytest.raises(ValueError, match=message):
+        model.fit(one_dim, method="em", random_seed=1, **kw)
