@@ -551,6 +551,13 @@ class LatentClassModel(Model):
     def data_groups(self, data: Any, model: Any) -> dict[str, xr.Dataset]:
         return data.data_groups()
 
+    def nuts_start(self, data: Any, random_seed: int) -> dict[str, np.ndarray] | None:
+        """The EM estimate (restarts included, the best by its objective) as constrained
+        values by variable name: where NUTS chains start by default."""
+        em = self.fit_em(data, random_seed=random_seed, progress=False)
+        post = em["posterior"].to_dataset()
+        return {str(k): np.asarray(v.values[0, 0], dtype=float) for k, v in post.items()}
+
     # -- to implement
     def rating_log_prob(self, params: dict[str, np.ndarray], data: LatentClassData) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} must implement rating_log_prob")

@@ -355,9 +355,15 @@ class Model:
         """Starting values of free variables by name (default: PyMC's)."""
         return None
 
-    def density(self, data: Any) -> Density | None:
+    def density(self, data: Any, start: Mapping[str, np.ndarray] | None = None) -> Density | None:
         """A hand-written log density for nutpie's fast path (default: None, so NUTS
-        compiles the PyMC model)."""
+        compiles the PyMC model). ``start``: a point (constrained values by variable name,
+        as in a ``method="em"`` fit's posterior) for the chains to start from, jittered."""
+        return None
+
+    def nuts_start(self, data: Any, random_seed: int) -> dict[str, np.ndarray] | None:
+        """A point estimate to start NUTS chains from (``fit(init="em")``; default: None,
+        the model has none)."""
         return None
 
     def data_groups(self, data: Any, model: pm.Model | None) -> dict[str, xr.Dataset]:
@@ -438,6 +444,7 @@ class Model:
         target_accept: float | None = None,
         cores: int | None = None,
         logp_backend: Literal["auto", "pymc"] = "auto",
+        init: Literal["auto", "em", "default"] = "auto",
         **method_options: Any,
     ) -> xr.DataTree:
         """Fit the model and return a new ``xr.DataTree`` (ArviZ schema).
@@ -474,6 +481,16 @@ class Model:
             ``"auto"``: NUTS by nutpie uses the model's compiled density when it has one
             (:meth:`density`; no per-fit compilation); ``"pymc"``: always compile the PyMC
             model.
+        init : {"auto", "em", "default"}
+            Where NUTS chains on the compiled density start. ``"em"``: at the model's EM
+            estimate (restarts included; each chain jittered by N(0, 0.1) on the
+            unconstrained scale), so that every chain starts in the main mode of a
+            multimodal posterior (a latent-class posterior has local modes where a
+            cluster of items and their raters swap two labels, and a chain that falls into
+            one during warm-up stays there); ``"default"``: the model's own starting point
+            (the majority vote for latent-class models); ``"auto"`` (default): ``"em"``
+            for models with an EM fast path, ``"default"`` otherwise. The PyMC path
+            (``logp_backend="pymc"``, other samplers) uses the model's initial values.
         **method_options
             Passed to the engine: ``n`` (ADVI iterations), ``restarts``, ``max_iter``,
             ``tol`` (EM), or sampler keywords.
@@ -491,17 +508,22 @@ class Model:
             raise ValueError(f"{self.name} supports methods {list(self.methods)}, not {method!r}")
         if sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {list(SAMPLERS)}, not {sampler!r}")
+        if init not in ("auto", "em", "default"):
+            raise ValueError(f"init must be 'auto', 'em' or 'default', not {init!r}")
+        if init == "em" and "em" not in self.methods:
+            raise ValueError(f"{self.name} has no EM estimate to start from (init='em')")
         seed = resolve_seed(random_seed)
         t0 = time.perf_counter()
         data = self.prepare(ratings)
         model: pm.Model | None = None
         if logp_backend not in ("auto", "pymc"):
             raise ValueError(f"logp_backend must be 'auto' or 'pymc', not {logp_backend!r}")
-        density = (
-            self.density(data)
-            if method == "nuts" and sampler == "nutpie" and logp_backend == "auto"
-            else None
-        )
+        density = None
+        start: dict[str, np.ndarray] | None = None
+        if method == "nuts" and sampler == "nutpie" and logp_backend == "auto":
+            if init == "em" or (init == "auto" and "em" in self.methods):
+                start = self.nuts_start(data, seed)
+            density = self.density(data, start=start)
         if method == "em":
             dt = self.fit_em(data, random_seed=seed, progress=progress, **method_options)
         elif density is not None:
@@ -516,6 +538,7 @@ class Model:
                 cores=cores,
                 **method_options,
             )
+            dt["posterior"].attrs["init"] = "em" if start is not None else "default"
         else:
             model = self.build_model(data)
             dt = run_inference(

@@ -27,6 +27,7 @@ True labels are marginalised (log-sum-exp) and recovered draw by draw. See
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -404,10 +405,14 @@ class DawidSkene(LatentClassModel):
 
     # ------------------------------------------------------------------ compiled density
 
-    def density(self, data: LatentClassData) -> Density | None:
+    def density(
+        self, data: LatentClassData, start: Mapping[str, np.ndarray] | None = None
+    ) -> Density | None:
         """Compiled log density with a hand-written gradient (same density as
         :meth:`build_model`); None for data whose dimensions have different numbers of
-        categories (the PyMC model is used then)."""
+        categories (the PyMC model is used then). Chains start at ``start`` (an EM
+        estimate's ``confusion``, ``prevalence`` and, for partial pooling,
+        ``confusion_logit_mean`` and ``rater_sd``) or else at the majority vote."""
         if len({int(k) for k in data.n_categories}) > 1:
             return None
         from raterstats.models._numba import (
@@ -521,7 +526,32 @@ class DawidSkene(LatentClassModel):
         st = majority_vote_stats(data)
         conf0 = np.clip(st["confusion"].reshape(R, D, G, K, K), 1e-3, None)
 
+        def start_point() -> np.ndarray:
+            assert start is not None
+            c = np.clip(np.asarray(start["confusion"], float), 1e-6, None)
+            c = c / c.sum(axis=-1, keepdims=True)
+            prev = np.clip(np.asarray(start["prevalence"], float), 1e-6, None)
+            prev = prev / prev.sum(axis=-1, keepdims=True)
+            if kind == 0:
+                head = simplex_forward_np(c).reshape(-1)
+            elif kind == 1:
+                lc = np.log(c).reshape(NC, K, K)
+                omega = lc[:, ti, ai] - lc[:, ti, ti]  # (cell, error), diagonal logit 0
+                zeta = np.asarray(start["confusion_logit_mean"], float).reshape(D, n_off)
+                sig = np.maximum(np.asarray(start["rater_sd"], float), 0.05)
+                sig_e = np.broadcast_to(sig.reshape(D, -1), (D, n_off))[cell_dim]
+                w = np.where(cen, omega, (omega - zeta[cell_dim]) / sig_e)
+                head = np.concatenate([zeta.reshape(-1), np.log(sig).reshape(-1), w.ravel()])
+            else:
+                a0 = np.clip(np.asarray(start["accuracy"], float), 1e-4, 1 - 1e-4)
+                head = np.log(a0 / (1 - a0)).reshape(-1)
+            return np.concatenate([head, simplex_forward_np(prev).reshape(-1)])
+
+        x_start = start_point() if start is not None else None
+
         def initial_point(rng: np.random.Generator) -> np.ndarray:
+            if x_start is not None:
+                return x_start + rng.normal(0.0, 0.1, x_start.size)
             if kind == 0:
                 c = conf0.mean(axis=0) if pooling == "pooled" else conf0
                 c = c / c.sum(axis=-1, keepdims=True)

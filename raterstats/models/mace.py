@@ -23,6 +23,7 @@ See ``models/mace/card.md`` for priors, identifiability and references.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -260,10 +261,15 @@ class MACE(LatentClassModel):
             and np.ndim(p["prevalence"].param("a", 1.0)) == 0
         )
 
-    def density(self, data: LatentClassData) -> Density | None:
+    def density(
+        self, data: LatentClassData, start: Mapping[str, np.ndarray] | None = None
+    ) -> Density | None:
         """The model's log density with a hand-written gradient (compiled once per
         installation), for NUTS without PyMC's compilation; None when the priors are not
-        of the default families."""
+        of the default families. Chains start at ``start`` (an EM estimate's
+        ``competence``, ``spam``, ``prevalence`` and, hierarchical, its
+        ``competence_cell_mean``, ``rater_effect`` and ``cell_effect``) or else at the
+        majority vote."""
         if not self._fast_path_ok():
             return None
         from raterstats.models._numba import (
@@ -369,7 +375,41 @@ class MACE(LatentClassModel):
         st = majority_vote_stats(data)
         comp0 = np.clip(st["agreement"], 0.3, 0.95).reshape(R, D, G)
 
+        def start_point() -> np.ndarray:
+            assert start is not None
+            if hier:
+                beta = np.asarray(start["competence_cell_mean"], float).reshape(D, G)
+                u = np.asarray(start["rater_effect"], float)
+                u = u - u.mean()
+                s_u = max(float(np.std(u)), 0.05)
+                z_u = basis_r.T @ u
+                head = [beta.reshape(-1), [np.log(s_u)], z_u if centred else z_u / s_u]
+                if has_v:
+                    v = np.asarray(start["cell_effect"], float).reshape(R, D * G)
+                    v = v - v.mean(axis=0, keepdims=True)
+                    v = v - v.mean(axis=1, keepdims=True)
+                    s_v = max(float(np.std(v)), 0.05)
+                    z_v = (basis_r.T @ v @ basis_c).reshape(-1)
+                    head += [[np.log(s_v)], z_v if centred else z_v / s_v]
+                h = np.concatenate(head)
+            else:
+                h = logit(np.clip(np.asarray(start["competence"], float), 1e-4, 1 - 1e-4))
+                h = h.reshape(-1)
+            spam = np.clip(np.asarray(start["spam"], float).reshape(R * D, K), 1e-6, None)
+            prev = np.clip(np.asarray(start["prevalence"], float), 1e-6, None)
+            return np.concatenate(
+                [
+                    h,
+                    pack_rows(spam / spam.sum(axis=-1, keepdims=True), rows),
+                    pack_rows(prev / prev.sum(axis=-1, keepdims=True), n_cat),
+                ]
+            )
+
+        x_start = start_point() if start is not None else None
+
         def initial_point(rng: np.random.Generator) -> np.ndarray:
+            if x_start is not None:
+                return x_start + rng.normal(0.0, 0.1, x_start.size)
             if hier:
                 head = [logit(comp0.mean(axis=0)).reshape(-1), [np.log(0.5)], np.zeros(n_rb)]
                 if has_v:

@@ -16,6 +16,7 @@ P(at least one sentence positive)).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -777,9 +778,14 @@ class OrdinalRaters(Model):
             "flags": (use_sys, use_q, use_len, lbr, ref),
         }
 
-    def density(self, data: OrdinalData) -> Density | None:
+    def density(
+        self, data: OrdinalData, start: Mapping[str, np.ndarray] | None = None
+    ) -> Density | None:
         """The log density with a hand-written gradient (numba, compiled once per
-        installation) for nutpie; None for the probit link or non-default prior families."""
+        installation) for nutpie; None for the probit link or non-default prior families.
+        The model has no EM estimate, so ``start`` must be None."""
+        if start is not None:
+            raise ValueError(f"{self.name}: no starting point other than the model's own")
         if not self._fast_path_ok():
             return None
         from raterstats.models._ordinal_numba import ordinal_logp_grad

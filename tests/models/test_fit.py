@@ -12,7 +12,7 @@ import pytest
 import xarray as xr
 from scipy.special import logit
 
-from raterstats import MACE, DawidSkene, diagnose, item_posterior, rater_summary
+from raterstats import MACE, DawidSkene, OrdinalRaters, diagnose, item_posterior, rater_summary
 from raterstats.diagnostics import (
     ConvergenceWarning,
     compare,
@@ -33,7 +33,7 @@ def nuts_fit(small_archehr):
         small_archehr.ratings,
         random_seed=7,
         posterior_predictive=True,
-        draws=500,
+        draws=1000,  # with 500, max R-hat over ~200 parameters tops 1.01 by chance
         tune=500,
         chains=4,
         progress=False,
@@ -58,13 +58,13 @@ def test_nuts_fit_has_the_arviz_schema_and_attributes(nuts_fit, small_archehr):
     assert dt.attrs["sampler"] == "nutpie" and dt.attrs["random_seed"] == 7
     assert json.loads(dt.attrs["priors"])["spam"] == {"dist": "Dirichlet", "a": 10.0}
     post = dt.posterior
-    assert dict(post.sizes)["chain"] == 4 and dict(post.sizes)["draw"] == 500
+    assert dict(post.sizes)["chain"] == 4 and dict(post.sizes)["draw"] == 1000
     assert list(post["rater"].values) == list(small_archehr.ratings.raters)
     assert post["competence"].dims == ("chain", "draw", "rater", "dimension", "design")
     assert dt.attrs["logp_backend"] == "compiled"
     ll = dt.log_likelihood["ratings"]
     assert ll.dims == ("chain", "draw", "unit") and ll.sizes["unit"] == 180
-    assert dt.posterior_predictive["rating"].shape == (4, 500, small_archehr.ratings.n_ratings)
+    assert dt.posterior_predictive["rating"].shape == (4, 1000, small_archehr.ratings.n_ratings)
     for v in ("diverging", "tree_depth", "reached_max_treedepth", "energy", "lp"):
         assert v in dt.sample_stats
 
@@ -266,6 +266,55 @@ def test_bad_arguments_are_refused(one_dim):
         MACE().fit(one_dim, sampler="stan")
     with pytest.raises(TypeError, match="unknown EM options"):
         MACE().fit(one_dim, method="em", n=3)
+
+
+class _NoJitter:
+    """Stands in for the generator of a density's ``initial_point``: no jitter."""
+
+    def normal(self, loc: float, scale: float, size: int) -> np.ndarray:
+        return np.zeros(size)
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        MACE(hierarchical=False),
+        MACE(centred=False),
+        MACE(centred=True),
+        DawidSkene(),
+        DawidSkene(pooling="pooled"),
+        DawidSkene(pooling="partial"),
+        DawidSkene(pooling="partial", spread="error", centred=False),
+        DawidSkene(pooling="one_coin"),
+    ],
+    ids=lambda m: f"{m.name}-{json.dumps(m.spec()['options'], sort_keys=True)}",
+)
+def test_nuts_chains_start_at_the_em_estimate(model, small_archehr):
+    data = model.prepare(small_archehr.ratings)
+    start = model.nuts_start(data, 3)
+    em = model.fit(small_archehr.ratings, method="em", random_seed=3).posterior
+    density = model.density(data, start=start)
+    point = density.expand(density.initial_point(_NoJitter()))
+    # the unjittered start maps back to the EM estimate itself
+    for name in ("competence", "confusion", "prevalence", "rater_sd", "confusion_logit_mean"):
+        if name in point and name in em:
+            np.testing.assert_allclose(point[name], em[name].values[0, 0], atol=1e-9, err_msg=name)
+    x1 = density.initial_point(np.random.default_rng(1))
+    x2 = density.initial_point(np.random.default_rng(2))
+    assert not np.allclose(x1, x2)  # chains are jittered around it
+    assert np.isfinite(density.logp_grad(x1)[0])
+
+
+def test_init_option(one_dim):
+    em_start = MACE().fit(one_dim, random_seed=2, **FAST)
+    own = MACE().fit(one_dim, random_seed=2, init="default", **FAST)
+    assert em_start.posterior.attrs["init"] == "em"
+    assert own.posterior.attrs["init"] == "default"
+    assert not em_start.posterior["competence"].equals(own.posterior["competence"])
+    with pytest.raises(ValueError, match="init must be"):
+        MACE().fit(one_dim, init="random", **FAST)
+    with pytest.raises(ValueError, match="no EM estimate"):
+        OrdinalRaters().fit(one_dim, init="em", **FAST)
 
 
 def test_coverage_accuracy_curve(small_archehr):
