@@ -788,7 +788,8 @@ def to_markdown(res: dict[str, Any]) -> str:
         "imports, data, compilation, fit, summaries); `fit` is the fit call alone; `load` is "
         "the 1-minute load average when the process started (2 cores: above 2 means other "
         "processes competed for the CPU, so times are pessimistic)",
-        "- NUTS: 4 chains x 1,000 draws after 500 tuning steps (the package default); accuracy "
+        "- NUTS: 4 chains x 1,000 draws after 500 tuning steps, started at the EM estimate "
+        "(the package defaults); accuracy "
         "against the simulated "
         "true labels; competence error = mean |posterior mean - true competence|; ESS/s = min bulk "
         "ESS / wall",
@@ -850,7 +851,8 @@ def to_markdown(res: dict[str, Any]) -> str:
         "(n_iter=100) and MACE (defaults) on the same ratings. `best` is the best of our "
         "fits; log loss is -mean log P(gold label) (lower = better calibrated). Each of our "
         "fits runs in its own process, stopped after `--real-timeout` seconds (NUTS: 4 "
-        "chains x 1,000 draws after 500 tuning steps, the defaults; times are the fit call "
+        "chains x 1,000 draws after 500 tuning steps, started at the EM estimate, the "
+        "defaults; times are the fit call (EM start included) "
         "on the shared 2-core machine); data sets with more than `--real-nuts-max-ratings` "
         "ratings are fitted by EM only. Ratings keep "
         "at most two per item x rater (Ratings hold one repeat), third and later repeats "

@@ -490,7 +490,9 @@ class Model:
             one during warm-up stays there); ``"default"``: the model's own starting point
             (the majority vote for latent-class models); ``"auto"`` (default): ``"em"``
             for models with an EM fast path, ``"default"`` otherwise. The PyMC path
-            (``logp_backend="pymc"``, other samplers) uses the model's initial values.
+            (``logp_backend="pymc"``, other samplers, a model without a compiled density)
+            starts at the model's initial values; ``init="em"`` there is an error.
+            ``dt.posterior.attrs["init"]`` records the start of a compiled-density fit.
         **method_options
             Passed to the engine: ``n`` (ADVI iterations), ``restarts``, ``max_iter``,
             ``tol`` (EM), or sampler keywords.
@@ -524,6 +526,16 @@ class Model:
             if init == "em" or (init == "auto" and "em" in self.methods):
                 start = self.nuts_start(data, seed)
             density = self.density(data, start=start)
+        if init == "em" and density is None:
+            raise ValueError(
+                "init='em' starts NUTS chains on the compiled density (method='nuts', "
+                "sampler='nutpie', logp_backend='auto'); this fit "
+                + (
+                    f"uses method={method!r}"
+                    if method != "nuts"
+                    else "uses the PyMC model, which starts at the model's initial values"
+                )
+            )
         if method == "em":
             dt = self.fit_em(data, random_seed=seed, progress=progress, **method_options)
         elif density is not None:

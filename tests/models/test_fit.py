@@ -315,6 +315,10 @@ def test_init_option(one_dim):
         MACE().fit(one_dim, init="random", **FAST)
     with pytest.raises(ValueError, match="no EM estimate"):
         OrdinalRaters().fit(one_dim, init="em", **FAST)
+    with pytest.raises(ValueError, match="uses method='map'"):
+        MACE().fit(one_dim, method="map", init="em")
+    with pytest.raises(ValueError, match="uses the PyMC model"):
+        MACE().fit(one_dim, init="em", logp_backend="pymc", **FAST)
 
 
 def test_coverage_accuracy_curve(small_archehr):
