@@ -528,10 +528,10 @@ class DawidSkene(LatentClassModel):
 
         def start_point() -> np.ndarray:
             assert start is not None
+            # rows need not be renormalised after the clip: the simplex transform and the
+            # logits against the diagonal are invariant to a row's scale
             c = np.clip(np.asarray(start["confusion"], float), 1e-6, None)
-            c = c / c.sum(axis=-1, keepdims=True)
             prev = np.clip(np.asarray(start["prevalence"], float), 1e-6, None)
-            prev = prev / prev.sum(axis=-1, keepdims=True)
             if kind == 0:
                 head = simplex_forward_np(c).reshape(-1)
             elif kind == 1:

@@ -397,13 +397,7 @@ class MACE(LatentClassModel):
                 h = h.reshape(-1)
             spam = np.clip(np.asarray(start["spam"], float).reshape(R * D, K), 1e-6, None)
             prev = np.clip(np.asarray(start["prevalence"], float), 1e-6, None)
-            return np.concatenate(
-                [
-                    h,
-                    pack_rows(spam / spam.sum(axis=-1, keepdims=True), rows),
-                    pack_rows(prev / prev.sum(axis=-1, keepdims=True), n_cat),
-                ]
-            )
+            return np.concatenate([h, pack_rows(spam, rows), pack_rows(prev, n_cat)])
 
         x_start = start_point() if start is not None else None
 
