@@ -7,8 +7,8 @@ Generative story (one latent true label per unit: item, segment, dimension)::
     A_uj | T_u = t ~ Categorical(beta_c[t, :])    c = (rater j, dimension d, design g)
 
 * ``pooling="unpooled"``: ``beta_c[t, :] ~ Dirichlet(alpha_t)`` with extra mass on the
-  diagonal: ``alpha_tt = 2.5 K``, ``alpha_ta = 1`` (the Stan manual's and the R package
-  rater's default), and ``pi_d ~ Dirichlet(3)``;
+  diagonal: ``alpha_tt = 2.5 K``, ``alpha_ta = 1`` (the Stan User's Guide's prior, also
+  the R package rater's in its early versions), and ``pi_d ~ Dirichlet(3)``;
 * ``"pooled"``: one confusion matrix per dimension x design shared by all raters;
 * ``"partial"`` (Paun et al. 2018, HierD&S): ``beta_c[t, :] = softmax(omega_c[t, :])``
   over the off-diagonal logits (the diagonal logit is the reference 0),

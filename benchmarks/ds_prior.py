@@ -1,0 +1,181 @@
+"""Sensitivity of Dawid-Skene's gold accuracy and calibration to the confusion prior.
+
+The categorical benchmark (``categorical.py``) compares our default-prior fits with
+crowd-kit. On two data sets (zheng2017_product, zheng2017_dog) crowd-kit's DawidSkene is
+slightly more accurate. This script asks how much of that is the prior: it refits
+Dawid-Skene (unpooled) by EM on every real data set under four confusion priors and
+scores P(true label) against gold, beside crowd-kit's figures from
+``categorical_results.json`` (run ``categorical.py`` first).
+
+Priors (rows of rater j's confusion matrix, K categories):
+
+* ``default``: Dirichlet(2.5 K on the diagonal, 1 elsewhere), prevalence Dirichlet(3): the
+  package default (the Stan User's Guide's Dawid-Skene priors);
+* ``rater``: Dirichlet(N p on the diagonal, N (1 - p) / (K - 1) elsewhere) with N = 8,
+  p = 0.6, prevalence Dirichlet(3): the current default of the R package rater;
+* ``laplace``: Dirichlet(1), prevalence Dirichlet(1) (add-one smoothing);
+* ``ml``: Dirichlet(0.001), prevalence Dirichlet(0.001): numerically maximum likelihood,
+  the estimator crowd-kit's DawidSkene computes.
+
+The priors are fixed in advance, not chosen on the gold labels; the script reports every
+data set whichever way it goes. Run::
+
+    .venv/bin/python benchmarks/ds_prior.py      # updates benchmarks/RESULTS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from categorical import DATA_ROOT, DATASETS, _scores, load_dataset  # noqa: E402
+
+START = "<!-- ds-prior:start -->"
+END = "<!-- ds-prior:end -->"
+PRIORS = ("default", "rater", "laplace", "ml")
+
+
+def priors_for(name: str, K: int) -> dict[str, Any]:
+    """The ``priors=`` argument of :class:`~raterstats.DawidSkene` for prior ``name``."""
+    from raterstats.models import Prior
+
+    if name == "default":
+        return {}
+    if name == "rater":
+        n, p = 8.0, 0.6
+        return {"confusion": Prior("Dirichlet", off_diagonal=n * (1 - p) / (K - 1), diagonal=n * p)}
+    a = 1.0 if name == "laplace" else 1e-3
+    return {
+        "confusion": Prior("Dirichlet", off_diagonal=a, diagonal=a),
+        "prevalence": Prior("Dirichlet", a=a),
+    }
+
+
+def score(fit: Any, gold: dict[str, str]) -> tuple[float, float]:
+    from raterstats import item_posterior
+
+    post = item_posterior(fit).isel(dimension=0)
+    labels = post["category_label"].values
+    pr = post["prob"].values
+    prob = {
+        str(i): {str(labels[k]): float(pr[j, k]) for k in range(len(labels))}
+        for j, i in enumerate(post["item"].values)
+    }
+    return _scores(prob, gold)
+
+
+def run() -> list[dict[str, Any]]:
+    from raterstats import DawidSkene
+
+    ck_path = HERE / "categorical_results.json"
+    ck = {r["dataset"]: r for r in json.loads(ck_path.read_text())["accuracy"]}
+    rows = []
+    for name, _ in DATASETS:
+        if not (DATA_ROOT / name / "data.csv").exists():
+            rows.append({"dataset": name, "error": "data not available"})
+            continue
+        r, gold, _, _ = load_dataset(name)
+        (K,) = {int(r.scale_for(d).n_levels) for d in r.dimensions}
+        row: dict[str, Any] = {"dataset": name, "K": K, "gold": len(gold)}
+        for prior in PRIORS:
+            t0 = time.perf_counter()
+            fit = DawidSkene(priors=priors_for(prior, K)).fit(
+                r, method="em", random_seed=1, progress=False
+            )
+            row[f"{prior}_s"] = time.perf_counter() - t0
+            row[f"{prior}_acc"], row[f"{prior}_ll"] = score(fit, gold)
+        c = ck.get(name, {})
+        row["ck_acc"], row["ck_ll"] = c.get("ck_ds_acc"), c.get("ck_ds_logloss")
+        rows.append(row)
+        print(name, {k: round(v, 4) for k, v in row.items() if isinstance(v, float)}, flush=True)
+    return rows
+
+
+def _f(v: Any, fmt: str = ".4f") -> str:
+    return "-" if v is None else format(v, fmt)
+
+
+def report(rows: list[dict[str, Any]]) -> str:
+    import raterstats
+
+    ok = [r for r in rows if "error" not in r]
+    lines = [
+        START,
+        "## Dawid-Skene: sensitivity to the confusion prior",
+        "",
+        "Written by `benchmarks/ds_prior.py` (rerun it; do not edit by hand).",
+        "",
+        f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; raterstats "
+        f"{raterstats.__version__}",
+        "- Dawid-Skene (unpooled) by EM (5 restarts), seed 1, every prior fixed in advance: "
+        "`default` Dirichlet(2.5 K diagonal, 1 off), the package default (Stan User's Guide); "
+        "`rater` the R package rater's current default (N = 8 pseudo-counts, prior mean "
+        "accuracy 0.6); `laplace` Dirichlet(1); `ml` Dirichlet(0.001) on confusion rows and "
+        "prevalence, numerically maximum likelihood (what crowd-kit's DawidSkene computes)",
+        "- accuracy of the most probable label and log loss of P(true label) on the gold "
+        "items; crowd-kit DS from `categorical_results.json` (the categorical benchmark's run)",
+        "",
+        "| data set | K | gold | " + " | ".join(f"{p} acc" for p in PRIORS)
+        + " | crowd-kit DS acc | " + " | ".join(f"{p} log loss" for p in PRIORS)
+        + " | crowd-kit DS log loss |",
+        "|---|---:|---:|" + "---:|" * (2 * len(PRIORS) + 2),
+    ]  # fmt: skip
+    for r in ok:
+        lines.append(
+            f"| {r['dataset']} | {r['K']} | {r['gold']:,} | "
+            + " | ".join(_f(r[f"{p}_acc"]) for p in PRIORS)
+            + f" | {_f(r['ck_acc'])} | "
+            + " | ".join(_f(r[f"{p}_ll"], ".3f") for p in PRIORS)
+            + f" | {_f(r['ck_ll'], '.3f')} |"
+        )
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['dataset']} | - | - | {r['error']} |")
+    n = len(ok)
+    lines += ["", "Counts over the data sets with results:", ""]
+    for p in PRIORS:
+        ge = sum(r["ck_acc"] is not None and r[f"{p}_acc"] >= r["ck_acc"] - 1e-12 for r in ok)
+        lower_ll = sum(r[f"{p}_ll"] < r["default_ll"] for r in ok) if p != "default" else None
+        extra = "" if lower_ll is None else f"; log loss below the default prior's on {lower_ll}"
+        lines.append(f"- `{p}`: accuracy at least crowd-kit DS's on {ge} of {n}{extra}")
+    lines += ["", END, ""]
+    return "\n".join(lines)
+
+
+def update(path: Path, section: str) -> None:
+    text = path.read_text() if path.exists() else ""
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        _, tail = rest.split(END, 1)
+        text = head + section.strip("\n") + tail
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
+    parser.add_argument("--print-only", action="store_true")
+    args = parser.parse_args()
+    rows = run()
+    section = report(rows)
+    print(section)
+    if not args.print_only:
+        update(args.out, section)
+        (HERE / "ds_prior_results.json").write_text(json.dumps(rows, indent=1, default=float))
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()
