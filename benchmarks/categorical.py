@@ -448,6 +448,19 @@ def load_dataset(name: str) -> tuple[Any, dict[str, str], pl.DataFrame, int]:
     return r, gold, ck, dropped
 
 
+def item_probs(dtree: Any) -> dict[str, dict[str, float]]:
+    """``{item: {label: P(true label)}}`` of a fit's first dimension."""
+    from raterstats import item_posterior
+
+    post = item_posterior(dtree).isel(dimension=0)
+    labels = post["category_label"].values
+    pr = post["prob"].values
+    return {
+        str(i): {str(labels[k]): float(pr[j, k]) for k in range(len(labels))}
+        for j, i in enumerate(post["item"].values)
+    }
+
+
 def _scores(prob: dict[str, dict[str, float]], gold: dict[str, str]) -> tuple[float, float]:
     items = [i for i in prob if i in gold]
     acc = np.mean([max(prob[i], key=prob[i].get) == gold[i] for i in items])
@@ -474,7 +487,7 @@ def paired_test(ours: dict[str, bool], theirs: dict[str, bool]) -> dict[str, Any
 def fit_real(name: str, fit: str, method: str) -> dict[str, Any]:
     """One of our fits (``OUR_FITS``) to a real data set by EM or NUTS (default settings):
     accuracy and log loss against gold, fit time, NUTS diagnostics, per-item correctness."""
-    from raterstats import MACE, DawidSkene, diagnose, item_posterior
+    from raterstats import MACE, DawidSkene, diagnose
 
     r, gold, _, _ = load_dataset(name)
     model = {
@@ -486,13 +499,7 @@ def fit_real(name: str, fit: str, method: str) -> dict[str, Any]:
     kw = {"method": "em"} if method == "em" else {"progress": False}
     dtree = model.fit(r, random_seed=1, log_likelihood=False, **kw)
     out: dict[str, Any] = {"s": time.perf_counter() - t0}
-    post = item_posterior(dtree).isel(dimension=0)
-    labels = post["category_label"].values
-    pr = post["prob"].values
-    prob = {
-        str(i): {str(labels[k]): float(pr[j, k]) for k in range(len(labels))}
-        for j, i in enumerate(post["item"].values)
-    }
+    prob = item_probs(dtree)
     out["acc"], out["logloss"] = _scores(prob, gold)
     out["correct"] = _correct(prob, gold)
     if method == "nuts":
@@ -931,12 +938,13 @@ def to_markdown(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def update_results(path: Path, section: str) -> None:
-    """Replace the categorical section of RESULTS.md (between markers) or append it."""
+def update_results(path: Path, section: str, start: str = START, end: str = END) -> None:
+    """Replace a section of RESULTS.md (between the markers ``start`` and ``end``; default
+    the categorical section's) or append it."""
     text = path.read_text() if path.exists() else ""
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        _, tail = rest.split(END, 1)
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        _, tail = rest.split(end, 1)
         text = head + section.strip("\n") + tail
     else:
         text = text.rstrip("\n") + "\n\n" + section

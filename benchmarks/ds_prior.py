@@ -38,7 +38,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from categorical import DATA_ROOT, DATASETS, _scores, load_dataset  # noqa: E402
+from categorical import DATA_ROOT, DATASETS, _scores, item_probs, load_dataset, update_results  # noqa: E402
 
 START = "<!-- ds-prior:start -->"
 END = "<!-- ds-prior:end -->"
@@ -61,19 +61,6 @@ def priors_for(name: str, K: int) -> dict[str, Any]:
     }
 
 
-def score(fit: Any, gold: dict[str, str]) -> tuple[float, float]:
-    from raterstats import item_posterior
-
-    post = item_posterior(fit).isel(dimension=0)
-    labels = post["category_label"].values
-    pr = post["prob"].values
-    prob = {
-        str(i): {str(labels[k]): float(pr[j, k]) for k in range(len(labels))}
-        for j, i in enumerate(post["item"].values)
-    }
-    return _scores(prob, gold)
-
-
 def run() -> list[dict[str, Any]]:
     from raterstats import DawidSkene
 
@@ -93,7 +80,7 @@ def run() -> list[dict[str, Any]]:
                 r, method="em", random_seed=1, progress=False
             )
             row[f"{prior}_s"] = time.perf_counter() - t0
-            row[f"{prior}_acc"], row[f"{prior}_ll"] = score(fit, gold)
+            row[f"{prior}_acc"], row[f"{prior}_ll"] = _scores(item_probs(fit), gold)
         c = ck.get(name, {})
         row["ck_acc"], row["ck_ll"] = c.get("ck_ds_acc"), c.get("ck_ds_logloss")
         rows.append(row)
@@ -152,17 +139,6 @@ def report(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def update(path: Path, section: str) -> None:
-    text = path.read_text() if path.exists() else ""
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        _, tail = rest.split(END, 1)
-        text = head + section.strip("\n") + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    path.write_text(text)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
@@ -172,7 +148,7 @@ def main() -> None:
     section = report(rows)
     print(section)
     if not args.print_only:
-        update(args.out, section)
+        update_results(args.out, section, START, END)
         (HERE / "ds_prior_results.json").write_text(json.dumps(rows, indent=1, default=float))
 
 
