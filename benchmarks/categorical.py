@@ -394,8 +394,12 @@ def part_speed(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
                     tr = truth_ck[d]
                     correct += sum(res["labels"][k] == tr[k] for k in res["labels"])
                     n += len(res["labels"])
-                row = {"size": label, "engine": "crowd-kit 1.4", "model": model.upper()}
-                row["load"] = load0
+                row: dict[str, Any] = {
+                    "size": label,
+                    "engine": "crowd-kit 1.4",
+                    "model": model.upper(),
+                    "load": load0,
+                }
                 if err:
                     row.update({"error": err, "wall_s": tot_wall})
                 else:
@@ -461,15 +465,20 @@ def item_probs(dtree: Any) -> dict[str, dict[str, float]]:
     }
 
 
+def _map_label(p: dict[str, float]) -> str:
+    """The most probable label (the first of ties, in the dict's order)."""
+    return max(p, key=lambda k: p[k])
+
+
 def _scores(prob: dict[str, dict[str, float]], gold: dict[str, str]) -> tuple[float, float]:
     items = [i for i in prob if i in gold]
-    acc = np.mean([max(prob[i], key=prob[i].get) == gold[i] for i in items])
+    acc = np.mean([_map_label(prob[i]) == gold[i] for i in items])
     ll = -np.mean([np.log(max(prob[i].get(gold[i], 0.0), 1e-12)) for i in items])
     return float(acc), float(ll)
 
 
 def _correct(prob: dict[str, dict[str, float]], gold: dict[str, str]) -> dict[str, bool]:
-    return {i: max(prob[i], key=prob[i].get) == gold[i] for i in prob if i in gold}
+    return {i: _map_label(prob[i]) == gold[i] for i in prob if i in gold}
 
 
 def paired_test(ours: dict[str, bool], theirs: dict[str, bool]) -> dict[str, Any]:
@@ -504,7 +513,7 @@ def fit_real(name: str, fit: str, method: str) -> dict[str, Any]:
     out["correct"] = _correct(prob, gold)
     if method == "nuts":
         d = diagnose(dtree, warn=False)
-        out["rhat"] = float(d.parameters["rhat"].max())
+        out["rhat"] = float(np.nanmax(d.parameters["rhat"].to_numpy()))
         out["div"] = int(d.divergences)
     return out
 
@@ -608,7 +617,7 @@ def part_anaesthesia() -> dict[str, Any]:
         out[f"{method}_maxdiff"] = float(np.max(np.abs(prev - np.array(ANAESTHESIA_PUBLISHED))))
         if method == "nuts":
             d = diagnose(dt_, warn=False)
-            out["nuts_rhat"] = float(d.parameters["rhat"].max())
+            out["nuts_rhat"] = float(np.nanmax(d.parameters["rhat"].to_numpy()))
             out["nuts_div"] = int(d.divergences)
     return out
 
