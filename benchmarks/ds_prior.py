@@ -38,7 +38,15 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from categorical import DATA_ROOT, DATASETS, _scores, item_probs, load_dataset, update_results  # noqa: E402
+from categorical import (  # noqa: E402
+    DATA_ROOT,
+    DATASETS,
+    _f,
+    _scores,
+    item_probs,
+    load_dataset,
+    update_results,
+)
 
 START = "<!-- ds-prior:start -->"
 END = "<!-- ds-prior:end -->"
@@ -88,10 +96,6 @@ def run() -> list[dict[str, Any]]:
     return rows
 
 
-def _f(v: Any, fmt: str = ".4f") -> str:
-    return "-" if v is None else format(v, fmt)
-
-
 def report(rows: list[dict[str, Any]]) -> str:
     import raterstats
 
@@ -120,8 +124,8 @@ def report(rows: list[dict[str, Any]]) -> str:
     for r in ok:
         lines.append(
             f"| {r['dataset']} | {r['K']} | {r['gold']:,} | "
-            + " | ".join(_f(r[f"{p}_acc"]) for p in PRIORS)
-            + f" | {_f(r['ck_acc'])} | "
+            + " | ".join(_f(r[f"{p}_acc"], ".4f") for p in PRIORS)
+            + f" | {_f(r['ck_acc'], '.4f')} | "
             + " | ".join(_f(r[f"{p}_ll"], ".3f") for p in PRIORS)
             + f" | {_f(r['ck_ll'], '.3f')} |"
         )
