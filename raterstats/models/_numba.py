@@ -23,6 +23,9 @@ import numpy as np
 from numba import njit
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+_HALF_PI = 0.5 * math.pi
+_LOG_HALF_PI = math.log(0.5 * math.pi)
+_LOG_PI = math.log(math.pi)
 
 
 @njit(cache=True, nogil=True)
@@ -170,6 +173,18 @@ def _softplus(x: float) -> float:
 
 
 @njit(cache=True, nogil=True)
+def arcsine_log_sin(u: float) -> tuple[float, float]:
+    """``log sin(pi/2 sigmoid(u))`` and its derivative in ``u``: half the log competence
+    under the arcsine map ``theta = sin^2(pi/2 sigmoid(u))`` (``log(1 - theta)`` is twice
+    the value at ``-u``). Stable far into the left tail, where ``sin z = z``."""
+    if u < -30.0:
+        return _LOG_HALF_PI + u, 1.0
+    s = 1.0 / (1.0 + math.exp(-u))
+    phi = _HALF_PI * s
+    return math.log(math.sin(phi)), _HALF_PI * s * (1.0 - s) * math.cos(phi) / math.sin(phi)
+
+
+@njit(cache=True, nogil=True)
 def mace_logp_grad(
     x: np.ndarray,
     hier: bool,
@@ -202,7 +217,9 @@ def mace_logp_grad(
 ) -> float:
     """Log density and gradient of MACE (flat or hierarchical) at unconstrained ``x``.
 
-    Layout of ``x``: flat ``[logit theta (C)]``; hierarchical ``[beta (D*G), log sigma_u,
+    Layout of ``x``: flat ``[u (C)]`` with competence ``theta = sin^2(pi/2 sigmoid(u))``
+    (the arcsine map: under the default Beta(0.5, 0.5) prior ``u`` is standard logistic a
+    priori; see :func:`arcsine_log_sin`); hierarchical ``[beta (D*G), log sigma_u,
     a_u (R-1), (log sigma_v, a_v ((R-1) x (D*G-1), row-major))]``: zero-sum rater effects
     ``u = basis_r a_u`` and cell effects ``v = basis_r a_v basis_c^T`` (summing to zero over
     raters and over cells; ``basis_r (R, R-1)``, ``basis_c (D*G, D*G-1)`` orthonormal), whose
@@ -280,9 +297,6 @@ def mace_logp_grad(
                     eta[j * DG + dg] += f_v * acc
             pos += nb * mc
     else:
-        for c in range(C):
-            eta[c] = x[c]
-            lp += -beta_a * _softplus(-eta[c]) - beta_b * _softplus(eta[c])
         pos = C
     # spam rows (R*D) and prevalence rows (D)
     n_rows = np.empty(R * D, dtype=np.int64)
@@ -301,11 +315,27 @@ def mace_logp_grad(
     th_c = np.empty(C)
     lt_c = np.empty(C)
     l1mt_c = np.empty(C)
+    ds_c = np.empty(C)  # flat: d log sin(phi) / du and d log cos(phi) / du
+    dc_c = np.empty(C)
     for c in range(C):
-        lt = -_softplus(-eta[c])
+        if hier:
+            lt = -_softplus(-eta[c])
+            l1mt = lt - eta[c]
+        else:
+            # arcsine map: log theta = 2 log sin(phi), log(1 - theta) = 2 log cos(phi);
+            # Beta(a, b) prior times the Jacobian pi sin(phi) cos(phi) s (1 - s)
+            u_c = x[c]
+            ls, ds = arcsine_log_sin(u_c)
+            lc, dcm = arcsine_log_sin(-u_c)
+            ds_c[c] = ds
+            dc_c[c] = -dcm
+            lt = 2.0 * ls
+            l1mt = 2.0 * lc
+            lp += (2.0 * beta_a - 1.0) * ls + (2.0 * beta_b - 1.0) * lc
+            lp += _LOG_PI - _softplus(-u_c) - _softplus(u_c)
         th_c[c] = math.exp(lt)
         lt_c[c] = lt
-        l1mt_c[c] = lt - eta[c]
+        l1mt_c[c] = l1mt
     E = e_cell.size
     T = np.zeros((E, K))
     ratio = np.empty(E)
@@ -348,10 +378,14 @@ def mace_logp_grad(
         G_logxi[j * D + d, a] += dm
     d_eta = np.empty(C)
     for c in range(C):
-        th = 1.0 / (1.0 + math.exp(-eta[c]))
-        d_eta[c] = (1.0 - th) * d_lt[c] - th * d_l1mt[c]
-        if not hier:
-            grad[c] += d_eta[c] + beta_a * (1.0 - th) - beta_b * th
+        if hier:
+            th = 1.0 / (1.0 + math.exp(-eta[c]))
+            d_eta[c] = (1.0 - th) * d_lt[c] - th * d_l1mt[c]
+        else:
+            s = 1.0 / (1.0 + math.exp(-x[c]))
+            ds, dc = ds_c[c], dc_c[c]
+            grad[c] += 2.0 * ds * d_lt[c] + 2.0 * dc * d_l1mt[c]
+            grad[c] += (2.0 * beta_a - 1.0) * ds + (2.0 * beta_b - 1.0) * dc + 1.0 - 2.0 * s
     if hier:
         for dg in range(DG):
             grad[dg] += -(x[dg] - mean_mu[dg]) / mean_sd[dg] ** 2

@@ -17,7 +17,7 @@ from raterstats.models._numba import ds_entry, mace_entry
 #: changed _numba.py would otherwise leave stale callbacks that read the new data layout
 #: with the old code (heap corruption). tests/models/test_structure.py fails until this
 #: value is updated, and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "2a10ad6771da8b3f63320dcb49525d3920bc6fb6c690f4b5a03901e484cc0939"
+KERNEL_SOURCE_SHA256 = "a3d8d86ccbbc24309bc5e85f56bacf07ce425d257090cea1bf32971f13386733"
 
 # ---------------------------------------------------------------------- C callbacks for nutpie
 # nutpie calls these through function pointers from its Rust threads, without the GIL, so

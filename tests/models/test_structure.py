@@ -153,7 +153,7 @@ def _pymc_point(model, data, pooling, x, model_obj):
         pos += n
 
     if pooling == "mace_flat":
-        take("competence_logodds__", (R, D, G))
+        take("competence_arcsine", (R, D, G))
     elif pooling in ("mace_hier", "mace_hier_centred"):
         centred = pooling == "mace_hier_centred"
         take("competence_cell_mean", (D, G))
@@ -403,3 +403,40 @@ def test_callback_module_names_the_kernel_source_it_was_compiled_with():
         "raterstats/models/_numba.py changed: set KERNEL_SOURCE_SHA256 in _numba_cb.py to "
         "its new SHA-256 (this also invalidates numba's cached callbacks)"
     )
+
+
+def test_flat_mace_competence_is_standard_logistic_on_the_arcsine_scale():
+    # Beta(1/2, 1/2) is the arcsine law: theta = sin^2(pi/2 logistic(u)) makes u standard
+    # logistic (Jacobian included); the PyMC graph and the compiled kernel use these formulas
+    from scipy.stats import beta, logistic
+
+    from raterstats.models._numba import arcsine_log_sin
+    from raterstats.models.mace import arcsine_beta_logp_pt, arcsine_to_unit, unit_to_arcsine
+
+    u = np.array([-200.0, -25.0, -6.0, -1.0, 0.0, 0.7, 4.0, 25.0, 200.0])
+    lp, log_t, log_1mt = (t.eval() for t in arcsine_beta_logp_pt(u, 0.5, 0.5))
+    np.testing.assert_allclose(lp, logistic.logpdf(u), rtol=1e-10)
+    assert np.isfinite(log_t).all() and np.isfinite(log_1mt).all()
+    # another Beta: density of theta times |d theta / du|, by finite differences
+    mid = np.array([-3.0, 0.2, 2.5])
+    h = 1e-6
+    jac = (arcsine_to_unit(mid + h) - arcsine_to_unit(mid - h)) / (2 * h)
+    want = beta(2.0, 3.0).logpdf(arcsine_to_unit(mid)) + np.log(jac)
+    np.testing.assert_allclose(arcsine_beta_logp_pt(mid, 2.0, 3.0)[0].eval(), want, rtol=1e-7)
+    theta = np.array([1e-9, 0.02, 0.5, 0.93, 1 - 1e-9])
+    np.testing.assert_allclose(arcsine_to_unit(unit_to_arcsine(theta)), theta, rtol=1e-6)
+    # the kernel's half log competence and its derivative, far into both tails
+    for v in (-200.0, -31.0, -29.0, -3.0, 0.0, 2.0, 29.0, 200.0):
+        val, der = arcsine_log_sin(v)
+        fd = (arcsine_log_sin(v + h)[0] - arcsine_log_sin(v - h)[0]) / (2 * h)
+        assert np.isfinite(val) and der == pytest.approx(fd, rel=1e-5, abs=1e-9)
+    for k, v in enumerate(u):  # the two implementations agree
+        assert 2 * arcsine_log_sin(v)[0] == pytest.approx(log_t[k], rel=1e-12)
+        assert 2 * arcsine_log_sin(-v)[0] == pytest.approx(log_1mt[k], rel=1e-12)
+
+
+def test_flat_mace_competence_prior_needs_alpha_and_beta():
+    with pytest.raises(ValueError, match="positive scalar alpha and beta"):
+        MACE(priors={"competence": Prior("Beta", mu=0.7, sigma=0.1)})
+    with pytest.raises(ValueError, match="positive scalar alpha and beta"):
+        MACE(priors={"competence": Prior("Beta", alpha=0.0, beta=1.0)})
