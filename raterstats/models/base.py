@@ -361,6 +361,11 @@ class Model:
         as in a ``method="em"`` fit's posterior) for the chains to start from, jittered."""
         return None
 
+    def has_density(self, data: Any) -> bool:
+        """Whether :meth:`density` gives a compiled density for these data (checked before
+        the EM start of the chains is computed, which only the compiled density uses)."""
+        return False
+
     def nuts_start(self, data: Any, random_seed: int) -> dict[str, np.ndarray] | None:
         """A point estimate to start NUTS chains from (``fit(init="em")``; default: None,
         the model has none)."""
@@ -522,7 +527,8 @@ class Model:
             raise ValueError(f"logp_backend must be 'auto' or 'pymc', not {logp_backend!r}")
         density = None
         start: dict[str, np.ndarray] | None = None
-        if method == "nuts" and sampler == "nutpie" and logp_backend == "auto":
+        compiled = method == "nuts" and sampler == "nutpie" and logp_backend == "auto"
+        if compiled and self.has_density(data):
             if init == "em" or (init == "auto" and "em" in self.methods):
                 start = self.nuts_start(data, seed)
             density = self.density(data, start=start)

@@ -405,6 +405,9 @@ class DawidSkene(LatentClassModel):
 
     # ------------------------------------------------------------------ compiled density
 
+    def has_density(self, data: LatentClassData) -> bool:
+        return len({int(k) for k in data.n_categories}) == 1
+
     def density(
         self, data: LatentClassData, start: Mapping[str, np.ndarray] | None = None
     ) -> Density | None:
@@ -413,7 +416,7 @@ class DawidSkene(LatentClassModel):
         categories (the PyMC model is used then). Chains start at ``start`` (an EM
         estimate's ``confusion``, ``prevalence`` and, for partial pooling,
         ``confusion_logit_mean`` and ``rater_sd``) or else at the majority vote."""
-        if len({int(k) for k in data.n_categories}) > 1:
+        if not self.has_density(data):
             return None
         from raterstats.models._numba import (
             dirichlet_const,

@@ -275,6 +275,9 @@ class MACE(LatentClassModel):
             and np.ndim(p["prevalence"].param("a", 1.0)) == 0
         )
 
+    def has_density(self, data: LatentClassData) -> bool:
+        return self._fast_path_ok()
+
     def density(
         self, data: LatentClassData, start: Mapping[str, np.ndarray] | None = None
     ) -> Density | None:
@@ -284,7 +287,7 @@ class MACE(LatentClassModel):
         ``competence``, ``spam``, ``prevalence`` and, hierarchical, its
         ``competence_cell_mean``, ``rater_effect`` and ``cell_effect``) or else at the
         majority vote."""
-        if not self._fast_path_ok():
+        if not self.has_density(data):
             return None
         from raterstats.models._numba import (
             dirichlet_const,

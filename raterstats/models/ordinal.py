@@ -778,6 +778,9 @@ class OrdinalRaters(Model):
             "flags": (use_sys, use_q, use_len, lbr, ref),
         }
 
+    def has_density(self, data: OrdinalData) -> bool:
+        return self._fast_path_ok()
+
     def density(
         self, data: OrdinalData, start: Mapping[str, np.ndarray] | None = None
     ) -> Density | None:
@@ -786,7 +789,7 @@ class OrdinalRaters(Model):
         The model has no EM estimate, so ``start`` must be None."""
         if start is not None:
             raise ValueError(f"{self.name}: no starting point other than the model's own")
-        if not self._fast_path_ok():
+        if not self.has_density(data):
             return None
         from raterstats.models._ordinal_numba import ordinal_logp_grad
 
