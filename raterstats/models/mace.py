@@ -571,12 +571,27 @@ class MACE(LatentClassModel):
 
 
 def arcsine_to_unit(u: np.ndarray) -> np.ndarray:
-    """Competence from the arcsine scale: ``sin^2(pi/2 logistic(u))``."""
+    """Competence from the arcsine scale: ``sin^2(pi/2 logistic(u))``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> arcsine_to_unit(np.array([0.0])).round(6)
+    array([0.5])
+    """
     return np.asarray(np.sin(0.5 * np.pi * expit(u)) ** 2)
 
 
 def unit_to_arcsine(theta: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`arcsine_to_unit`: ``logit(2/pi arcsin(sqrt(theta)))``."""
+    """Inverse of :func:`arcsine_to_unit`: ``logit(2/pi arcsin(sqrt(theta)))``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> theta = np.array([0.01, 0.5, 0.99])
+    >>> np.allclose(arcsine_to_unit(unit_to_arcsine(theta)), theta)
+    True
+    """
     return np.asarray(logit(np.arcsin(np.sqrt(theta)) / (0.5 * np.pi)))
 
 
