@@ -25,6 +25,24 @@ def one_dim(small_archehr: SimulatedStudy) -> Ratings:
     return small_archehr.ratings.filter(dimension="answers_question")
 
 
+@pytest.fixture(scope="session")
+def mixed_k() -> Ratings:
+    """30 items rated by the same 3 raters on a yes / no and a yes / partially / no
+    dimension (dimensions with different numbers of categories)."""
+    frame = pl.DataFrame(
+        {
+            "item": [f"i{i}" for i in range(30) for _ in range(3)] * 2,
+            "rater": ["a", "b", "c"] * 60,
+            "dimension": ["yn"] * 90 + ["ypn"] * 90,
+            "rating": (["yes", "yes", "no"] * 30) + (["yes", "partially", "no"] * 30),
+        }
+    )
+    return read_ratings(
+        frame,
+        scale={"yn": NominalScale(["yes", "no"]), "ypn": NominalScale(["yes", "partially", "no"])},
+    )
+
+
 def load_dataset(name: str) -> tuple[Ratings, dict[str, str]]:
     """A converted data set as Ratings (gold column left out) and its gold labels.
 

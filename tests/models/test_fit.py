@@ -8,21 +8,11 @@ import json
 import warnings
 
 import numpy as np
-import polars as pl
 import pytest
 import xarray as xr
 from scipy.special import logit
 
-from raterstats import (
-    MACE,
-    DawidSkene,
-    NominalScale,
-    OrdinalRaters,
-    diagnose,
-    item_posterior,
-    rater_summary,
-    read_ratings,
-)
+from raterstats import MACE, DawidSkene, OrdinalRaters, diagnose, item_posterior, rater_summary
 from raterstats.diagnostics import (
     ConvergenceWarning,
     compare,
@@ -331,21 +321,10 @@ def test_init_option(one_dim):
         MACE().fit(one_dim, init="em", logp_backend="pymc", **FAST)
 
 
-def test_no_em_start_without_a_compiled_density(monkeypatch):
+def test_no_em_start_without_a_compiled_density(monkeypatch, mixed_k):
     # dimensions with 2 and 3 categories: Dawid-Skene has no compiled density for them, so
     # the EM start (used only by the compiled density) is not computed at all
-    frame = pl.DataFrame(
-        {
-            "item": [f"i{i}" for i in range(20) for _ in range(3)] * 2,
-            "rater": ["a", "b", "c"] * 40,
-            "dimension": ["yn"] * 60 + ["ypn"] * 60,
-            "rating": (["yes", "yes", "no"] * 20) + (["yes", "partially", "no"] * 20),
-        }
-    )
-    r = read_ratings(
-        frame,
-        scale={"yn": NominalScale(["yes", "no"]), "ypn": NominalScale(["yes", "partially", "no"])},
-    )
+    r = mixed_k
     m = DawidSkene()
     assert not m.has_density(m.prepare(r)) and MACE().has_density(MACE().prepare(r))
 

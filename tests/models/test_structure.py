@@ -281,19 +281,8 @@ def test_pymc_model_variables_and_dims(small_archehr):
     assert ds.named_vars_to_dims["confusion"] == ("dimension", "design", "true", "rated")
 
 
-def test_dimensions_with_different_numbers_of_categories():
-    frame = pl.DataFrame(
-        {
-            "item": [f"i{i}" for i in range(30) for _ in range(3)] * 2,
-            "rater": ["a", "b", "c"] * 60,
-            "dimension": ["yn"] * 90 + ["ypn"] * 90,
-            "rating": (["yes", "yes", "no"] * 30) + (["yes", "partially", "no"] * 30),
-        }
-    )
-    r = read_ratings(
-        frame,
-        scale={"yn": NominalScale(["yes", "no"]), "ypn": NominalScale(["yes", "partially", "no"])},
-    )
+def test_dimensions_with_different_numbers_of_categories(mixed_k):
+    r = mixed_k
     for m in (MACE(), DawidSkene()):
         dt = m.fit(r, method="em", random_seed=1)
         prob = dt["label_posterior"]["prob"].values
