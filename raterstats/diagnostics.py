@@ -12,6 +12,7 @@ kappa and Krippendorff's alpha of the replicates with the observed values.
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -85,14 +86,8 @@ def _flat_params(
         other = [d for d in da.dims if d not in ("chain", "draw")]
         arr = da.transpose("chain", "draw", *other).values
         flat = arr.reshape(arr.shape[0], arr.shape[1], -1)
-        labels = (
-            [""]
-            if not other
-            else [
-                ", ".join(str(da[d].values[i]) for d, i in zip(other, ix, strict=True))
-                for ix in np.ndindex(*[da.sizes[d] for d in other])
-            ]
-        )
+        coord_str = [[str(c) for c in da[d].values] for d in other]
+        labels = [", ".join(parts) for parts in itertools.product(*coord_str)]
         for j, lab in enumerate(labels):
             names.append(v)
             idx.append(lab)
@@ -221,7 +216,7 @@ def diagnose(
     rhat = azs.rhat(sub)
     ess_b = azs.ess(sub, method="bulk")
     ess_t = azs.ess(sub, method="tail")
-    vnames, idx, _ = _flat_params(post, names)
+    vnames, idx, flat = _flat_params(post, names)
     r_all: list[float] = []
     eb_all: list[float] = []
     et_all: list[float] = []
@@ -233,12 +228,7 @@ def diagnose(
     eb = np.array(eb_all)
     et = np.array(et_all)
     # constant entries (padding of categories absent from a dimension) have NaN R-hat
-    const = np.array(
-        [
-            float(np.ptp(a)) == 0.0
-            for a in _flat_params(post, names)[2]
-        ]
-    )  # fmt: skip
+    const = np.array([float(np.ptp(a)) == 0.0 for a in flat], dtype=bool)
     bad = ~const & (~(r <= rhat_max) | ~(eb >= ess_min) | ~(et >= ess_min))
     table = pl.DataFrame(
         {
