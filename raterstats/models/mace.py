@@ -145,6 +145,12 @@ class MACE(LatentClassModel):
                 f"(got {cp}); one Beta for every rater x dimension x design cell"
             )
 
+    def competence_beta(self) -> tuple[float, float]:
+        """``(alpha, beta)`` of flat MACE's Beta competence prior (validated positive
+        scalars)."""
+        cp = self._priors["competence"].params
+        return float(cp["alpha"]), float(cp["beta"])
+
     def is_centred(self, data: LatentClassData) -> bool:
         """Whether the rater and cell effects are sampled centred (``centred`` or the
         default: centred when the median rater x dimension x design cell holds at least 20
@@ -214,11 +220,8 @@ class MACE(LatentClassModel):
             else:
                 # the arcsine scale (see arcsine_beta_logp_pt); log theta and log(1 - theta)
                 # straight from u, so that theta rounding to 1 cannot give an infinite logp
-                cp = self._priors["competence"]
                 u_c = pm.Flat("competence_arcsine", dims=("rater", "dimension", "design"))
-                prior, log_t, log_1mt = arcsine_beta_logp_pt(
-                    u_c, float(cp.param("alpha", 0.5)), float(cp.param("beta", 0.5))
-                )
+                prior, log_t, log_1mt = arcsine_beta_logp_pt(u_c, *self.competence_beta())
                 pm.Potential("competence_prior", prior.sum())
                 pm.Deterministic("competence", pt.exp(log_t), dims=("rater", "dimension", "design"))
             spam = padded_dirichlet(
@@ -329,8 +332,7 @@ class MACE(LatentClassModel):
             ],
             np.int64,
         )
-        a_c = float(pri["competence"].param("alpha", 0.5))
-        b_c = float(pri["competence"].param("beta", 0.5))
+        a_c, b_c = self.competence_beta()
         const = dirichlet_const(rows, spam_conc) + dirichlet_const(n_cat, prev_conc)
         if not hier:
             const -= C * (math.lgamma(a_c) + math.lgamma(b_c) - math.lgamma(a_c + b_c))
@@ -708,7 +710,7 @@ def _mace_em(
     R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
     C = R * D * G
     hier = model.is_hierarchical(data)
-    a_c, b_c = pri["competence"].param("alpha", 0.5), pri["competence"].param("beta", 0.5)
+    a_c, b_c = model.competence_beta()
     a_spam = np.broadcast_to(pri["spam"].param("a", 10.0), (K,))
     a_prev = np.broadcast_to(pri["prevalence"].param("a", 1.0), (K,))
     if lay is None:
