@@ -11,7 +11,6 @@ diagnostics and ranking functions are imported on first use (module
 
 from typing import TYPE_CHECKING, Any
 
-from raterstats._version import __version__
 from raterstats.ingest import Problem, RatingsError, read_ratings
 from raterstats.models import MACE, DawidSkene, LengthEffect, OrdinalRaters
 from raterstats.posterior import item_posterior, rater_summary
@@ -25,6 +24,7 @@ from raterstats.scales import (
     ScoreMap,
     SegmentRule,
 )
+from raterstats.version import __version__
 
 if TYPE_CHECKING:
     from raterstats.design import (

@@ -53,9 +53,9 @@ import typer
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from raterstats._version import __version__
 from raterstats.ingest import RatingsError, read_ratings
 from raterstats.scales import IntervalScale, NominalScale, OrdinalScale, Scale
+from raterstats.version import __version__
 
 if TYPE_CHECKING:
     import polars as pl

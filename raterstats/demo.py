@@ -21,7 +21,6 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from raterstats import schema as S
-from raterstats._version import __version__
 from raterstats.agreement import agreement, agreement_table
 from raterstats.datasets import DATASETS, load_clinical_qa
 from raterstats.plots import (
@@ -34,6 +33,7 @@ from raterstats.plots import (
 from raterstats.ratings import Ratings, _md_table
 from raterstats.report import methods_paragraph
 from raterstats.report import report as write_html_report
+from raterstats.version import __version__
 
 #: Fine-binary rule per dimension used by the clinical-QA studies: an answer is correct if no
 #: sentence is rated incorrect; relevant / safe (communicates risks) if at least one sentence is.

@@ -23,9 +23,9 @@ import polars as pl
 import xarray as xr
 from scipy.optimize import linear_sum_assignment
 
-from raterstats._lazy import LazyModule
-from raterstats.models._marginal import LatentClassModel, data_from_groups, replicate_ratings
+from raterstats.lazy import LazyModule
 from raterstats.models.base import model_from_datatree
+from raterstats.models.latent_class import LatentClassModel, data_from_groups, replicate_ratings
 
 if TYPE_CHECKING:
     import arviz_stats as azs

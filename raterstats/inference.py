@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
-from raterstats._lazy import LazyModule
+from raterstats.lazy import LazyModule
 
 if TYPE_CHECKING:
     import nutpie
@@ -351,7 +351,7 @@ def _nutpie_c_model(density: Density, seed: int) -> Any:
     stored as ``__x``; :func:`run_density` expands the draws afterwards)."""
     from nutpie.compile_pymc import CompiledPyMCModel
 
-    from raterstats.models._numba_cb import copy_expand_cb
+    from raterstats.models.latent_class.callbacks import copy_expand_cb
 
     n = int(density.ndim)
 

@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from raterstats.models._marginal import (
+from raterstats.models.base import model_from_datatree
+from raterstats.models.latent_class import (
     UNIT_SEP,
     LatentClassModel,
     data_from_groups,
     entropy_np,
 )
-from raterstats.models.base import model_from_datatree
 
 
 def _latent_model(dt: xr.DataTree) -> LatentClassModel:

@@ -322,8 +322,8 @@ def _label_prob_draws(
     dt: xr.DataTree, *, max_draws: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, Any]:
     """Per-draw label posteriors ``(S, n_units, K)`` of a MACE / Dawid-Skene fit."""
-    from raterstats.models._marginal import LatentClassModel, data_from_groups, logsumexp_np
     from raterstats.models.base import model_from_datatree
+    from raterstats.models.latent_class import LatentClassModel, data_from_groups, logsumexp_np
 
     model = model_from_datatree(dt)
     if not isinstance(model, LatentClassModel):

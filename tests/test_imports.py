@@ -82,7 +82,7 @@ def test_public_names_resolve_lazily() -> None:
         "[]",
         "raterstats.diagnostics",
         "raterstats.report",
-        "raterstats.design",
+        "raterstats.design.compare",
     ]
 
 

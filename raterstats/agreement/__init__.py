@@ -11,11 +11,6 @@ Undefined values (expected agreement 1, a single rater, no unit with two ratings
 a :class:`DegenerateAgreementWarning` that says why; never a ZeroDivisionError.
 """
 
-from raterstats.agreement._data import (
-    AgreementInputError,
-    DegenerateAgreementWarning,
-    IncompleteDataWarning,
-)
 from raterstats.agreement.categorical import (
     cohen_kappa,
     conger_kappa,
@@ -30,6 +25,11 @@ from raterstats.agreement.categorical import (
     scott_pi,
 )
 from raterstats.agreement.continuous import icc, kendall_w
+from raterstats.agreement.data import (
+    AgreementInputError,
+    DegenerateAgreementWarning,
+    IncompleteDataWarning,
+)
 from raterstats.agreement.ranking import (
     kendall_tau_b,
     normalized_rank_position,

@@ -18,8 +18,8 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from raterstats.agreement import _kernels as K
-from raterstats.agreement._data import (
+from raterstats.agreement import kernels as K
+from raterstats.agreement.data import (
     AgreementInputError,
     Coded,
     DegenerateAgreementWarning,
@@ -29,7 +29,7 @@ from raterstats.agreement._data import (
     resolve_weights,
     warn_degenerate,
 )
-from raterstats.agreement._estimator import Direct, Prepared, finish, register
+from raterstats.agreement.estimator import Direct, Prepared, finish, register
 
 Weights = str | Sequence[Sequence[float]] | np.ndarray
 Categories = Sequence[Any] | Mapping[Any, float] | None
@@ -748,7 +748,7 @@ def krippendorff_alpha(
 def repeat_pairs_coded(ratings: Any, *, what: str = "intra_rater_agreement") -> Coded:
     """First and repeated ratings of one dimension x design as a two-column :class:`Coded`
     (one unit per rater x item x segment pair, clustered by item)."""
-    from raterstats.agreement._data import _single_cell
+    from raterstats.agreement.data import _single_cell
 
     dim, _ = _single_cell(ratings, what)
     pairs = ratings.repeat_pairs()

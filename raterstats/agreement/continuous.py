@@ -11,15 +11,15 @@ from typing import Any
 
 import numpy as np
 
-from raterstats.agreement import _kernels as K
-from raterstats.agreement._data import (
+from raterstats.agreement import kernels as K
+from raterstats.agreement.categorical import Categories, _check_ordered
+from raterstats.agreement.data import (
     AgreementInputError,
     Coded,
     IncompleteDataWarning,
     encode,
 )
-from raterstats.agreement._estimator import Direct, Prepared, finish, register
-from raterstats.agreement.categorical import Categories, _check_ordered
+from raterstats.agreement.estimator import Direct, Prepared, finish, register
 
 
 def _complete_rows(coded: Coded) -> np.ndarray:

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from raterstats.agreement import _kernels as K
-from raterstats.agreement._data import (
+from raterstats.agreement import kernels as K
+from raterstats.agreement.data import (
     AgreementInputError,
     as_matrix,
     encode,

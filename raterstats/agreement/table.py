@@ -16,11 +16,13 @@ import numpy as np
 import polars as pl
 import xarray as xr
 
-# importing the statistic modules registers their estimators
-from raterstats.agreement import _kernels as K
 from raterstats.agreement import categorical as _categorical  # noqa: F401
 from raterstats.agreement import continuous as _continuous  # noqa: F401
-from raterstats.agreement._data import (
+
+# importing the statistic modules registers their estimators
+from raterstats.agreement import kernels as K
+from raterstats.agreement.categorical import repeat_pairs_coded
+from raterstats.agreement.data import (
     AgreementInputError,
     Coded,
     DegenerateAgreementWarning,
@@ -28,8 +30,7 @@ from raterstats.agreement._data import (
     encode_ratings,
     is_ratings,
 )
-from raterstats.agreement._estimator import REGISTRY, Direct, Prepared, evaluate
-from raterstats.agreement.categorical import repeat_pairs_coded
+from raterstats.agreement.estimator import REGISTRY, Direct, Prepared, evaluate
 
 #: Names usable in ``agreement(statistics=...)``.
 AGREEMENT_STATISTICS: tuple[str, ...] = tuple(sorted(REGISTRY))

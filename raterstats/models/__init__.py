@@ -10,9 +10,8 @@ from raterstats.models.base import (
     model_from_datatree,
     registered_models,
 )
-from raterstats.models.dawid_skene import DawidSkene
+from raterstats.models.latent_class import MACE, DawidSkene
 from raterstats.models.length_effect import LengthEffect
-from raterstats.models.mace import MACE
 from raterstats.models.ordinal import OrdinalRaters
 
 __all__ = [

@@ -68,8 +68,6 @@ import polars as pl
 import xarray as xr
 
 from raterstats import schema as S
-from raterstats._lazy import LazyModule
-from raterstats._version import __version__
 from raterstats.inference import (
     METHODS,
     SAMPLERS,
@@ -78,7 +76,9 @@ from raterstats.inference import (
     run_density,
     run_inference,
 )
+from raterstats.lazy import LazyModule
 from raterstats.ratings import Ratings
+from raterstats.version import __version__
 
 if TYPE_CHECKING:
     import pymc as pm

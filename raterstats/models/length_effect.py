@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import xarray as xr
 
-from raterstats._lazy import LazyModule
-from raterstats.models._ordinal_numba import zero_sum_basis
+from raterstats.lazy import LazyModule
 from raterstats.models.base import Model, ModelInputError, Prior
-from raterstats.models.ordinal import (
+from raterstats.models.ordinal.kernels import zero_sum_basis
+from raterstats.models.ordinal.model import (
     OrdinalData,
     _interval_logp,
     ordered_cutpoints,

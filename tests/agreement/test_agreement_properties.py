@@ -29,7 +29,7 @@ from raterstats.agreement import (
     scott_pi,
     spearman_rho,
 )
-from raterstats.agreement import _kernels as K
+from raterstats.agreement import kernels as K
 
 FAST = settings(
     max_examples=40,
@@ -265,7 +265,7 @@ def test_ordinal_alpha_paths_agree(data, spread):
     m, _ = data
     # distinct real values: the midrank (interval-on-ranks) path equals the coincidence path
     x = m * 10.0 + spread * np.arange(m.size).reshape(m.shape) % 3
-    from raterstats.agreement._data import encode_matrix
+    from raterstats.agreement.data import encode_matrix
 
     coded = encode_matrix(x)
     if coded.n_categories < 2 or np.all(coded.ratings_per_unit() < 2):

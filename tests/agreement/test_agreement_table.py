@@ -25,9 +25,9 @@ from raterstats.agreement import (
     percent_agreement,
     randolph_kappa,
 )
-from raterstats.agreement import _kernels as K
-from raterstats.agreement._data import encode_matrix, encode_ratings
-from raterstats.agreement._estimator import REGISTRY, evaluate
+from raterstats.agreement import kernels as K
+from raterstats.agreement.data import encode_matrix, encode_ratings
+from raterstats.agreement.estimator import REGISTRY, evaluate
 from raterstats.agreement.table import _replicates
 from raterstats.simulate import clinical_qa_study
 

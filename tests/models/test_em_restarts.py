@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from raterstats import MACE, DawidSkene, item_posterior
-from raterstats.models import _numba as nb
-from raterstats.models._marginal import (
+from raterstats.models.latent_class import kernels as nb
+from raterstats.models.latent_class.base import (
     class_counts,
     em_accumulate_np,
     em_estep_accumulate_np,
@@ -18,8 +18,8 @@ from raterstats.models._marginal import (
     prepare_latent_class,
     table_layout,
 )
-from raterstats.models.dawid_skene import _ds_em
-from raterstats.models.mace import _mace_em
+from raterstats.models.latent_class.dawid_skene import _ds_em
+from raterstats.models.latent_class.mace import _mace_em
 
 MODELS = [
     MACE(),

@@ -13,7 +13,7 @@ import pytest
 
 from raterstats import MACE, DawidSkene, NominalScale, read_ratings
 from raterstats.models import ModelInputError, Prior, model_from_datatree
-from raterstats.models._marginal import data_from_groups, prepare_latent_class
+from raterstats.models.latent_class.base import data_from_groups, prepare_latent_class
 from raterstats.simulate import archehr_like_study
 
 # ---------------------------------------------------------------------------- specification
@@ -385,9 +385,9 @@ def test_callback_module_names_the_kernel_source_it_was_compiled_with():
     import hashlib
     from pathlib import Path
 
-    from raterstats.models import _numba_cb
+    from raterstats.models.latent_class import callbacks as _numba_cb
 
-    src = Path(_numba_cb.__file__).with_name("_numba.py").read_bytes()
+    src = Path(_numba_cb.__file__).with_name("kernels.py").read_bytes()
     assert hashlib.sha256(src).hexdigest() == _numba_cb.KERNEL_SOURCE_SHA256, (
         "raterstats/models/_numba.py changed: set KERNEL_SOURCE_SHA256 in _numba_cb.py to "
         "its new SHA-256 (this also invalidates numba's cached callbacks)"
@@ -399,8 +399,12 @@ def test_flat_mace_competence_is_standard_logistic_on_the_arcsine_scale():
     # logistic (Jacobian included); the PyMC graph and the compiled kernel use these formulas
     from scipy.stats import beta, logistic
 
-    from raterstats.models._numba import arcsine_log_sin
-    from raterstats.models.mace import arcsine_beta_logp_pt, arcsine_to_unit, unit_to_arcsine
+    from raterstats.models.latent_class.kernels import arcsine_log_sin
+    from raterstats.models.latent_class.mace import (
+        arcsine_beta_logp_pt,
+        arcsine_to_unit,
+        unit_to_arcsine,
+    )
 
     u = np.array([-200.0, -25.0, -6.0, -1.0, 0.0, 0.7, 4.0, 25.0, 200.0])
     lp, log_t, log_1mt = (t.eval() for t in arcsine_beta_logp_pt(u, 0.5, 0.5))

@@ -14,8 +14,8 @@ import xarray as xr
 from scipy import stats
 
 from raterstats import OrdinalRaters, OrdinalScale, read_ratings
-from raterstats.models._ordinal_numba import BLOCKS
-from raterstats.models.ordinal import _lp_and_cuts
+from raterstats.models.ordinal.model import _lp_and_cuts
+from raterstats.models.ordinal.kernels import BLOCKS
 
 N_REPLICATES = 100
 N_BINS = 5

@@ -34,9 +34,10 @@ import numpy as np
 import xarray as xr
 from scipy.special import digamma, expit, logsumexp
 
-from raterstats._lazy import LazyModule
 from raterstats.inference import Density, assemble_datatree
-from raterstats.models._marginal import (
+from raterstats.lazy import LazyModule
+from raterstats.models.base import Prior
+from raterstats.models.latent_class.base import (
     LatentClassData,
     LatentClassModel,
     class_counts,
@@ -55,7 +56,6 @@ from raterstats.models._marginal import (
     table_layout,
     unpack_rows,
 )
-from raterstats.models.base import Prior
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -418,12 +418,12 @@ class DawidSkene(LatentClassModel):
         ``confusion_logit_mean`` and ``rater_sd``) or else at the majority vote."""
         if not self.has_density(data):
             return None
-        from raterstats.models._numba import (
+        from raterstats.models.latent_class.callbacks import callback_buffer, ds_logp_cb
+        from raterstats.models.latent_class.kernels import (
             dirichlet_const,
             ds_entry,
             pack,
         )
-        from raterstats.models._numba_cb import callback_buffer, ds_logp_cb
 
         pooling = self._options["pooling"]
         R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K

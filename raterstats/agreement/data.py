@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from raterstats.agreement import _kernels as K
+from raterstats.agreement import kernels as K
 
 if TYPE_CHECKING:
     from raterstats.ratings import Ratings

@@ -26,7 +26,7 @@ import polars as pl
 import xarray as xr
 
 from raterstats import schema as S
-from raterstats._lazy import LazyModule
+from raterstats.lazy import LazyModule
 from raterstats.models.base import Model, ModelInputError
 from raterstats.ratings import Ratings
 from raterstats.scales import _CategoricalScale, format_level
@@ -627,7 +627,7 @@ class LatentClassModel(Model):
             sub = {k: v[sl] for k, v in params.items()}
             tables = None if small else self.draw_tables(sub, data, lay)
             if tables is not None:
-                from raterstats.models._numba import pattern_posterior_draws
+                from raterstats.models.latent_class.kernels import pattern_posterior_draws
 
                 T, log_prior = tables
                 out = ll[sl] if ll is not None else np.empty((0, 0))
@@ -960,8 +960,8 @@ def em_estep_np(
     mask: np.ndarray,
     q: np.ndarray,
 ) -> float:
-    """NumPy twin of :func:`raterstats.models._numba.em_estep`: fills the class posteriors
-    ``q (P, K)`` of every pattern and returns the weighted log marginal likelihood."""
+    """NumPy twin of :func:`~raterstats.models.latent_class.kernels.em_estep`: fills the class
+    posteriors ``q (P, K)`` of every pattern and returns the weighted log marginal likelihood."""
     P, K = mask.shape
     pat = np.repeat(np.arange(P), np.diff(p_start))
     s = np.array(log_prior[pattern_dim], dtype=float)
@@ -983,7 +983,7 @@ def em_estep_np(
 def em_accumulate_np(
     q: np.ndarray, p_e: np.ndarray, p_start: np.ndarray, pattern_w: np.ndarray, n_e: int
 ) -> np.ndarray:
-    """NumPy twin of :func:`raterstats.models._numba.em_accumulate`:
+    """NumPy twin of :func:`raterstats.models.latent_class.kernels.em_accumulate`:
     ``M[e, t] = sum over pattern ratings r with table row e of w_p q[p, t]``."""
     P, K = q.shape
     pat = np.repeat(np.arange(P), np.diff(p_start))
@@ -1024,7 +1024,7 @@ def em_estep_accumulate_np(
     q: np.ndarray,
     M: np.ndarray,
 ) -> float:
-    """NumPy twin of :func:`raterstats.models._numba.em_estep_accumulate`."""
+    """NumPy twin of :func:`raterstats.models.latent_class.kernels.em_estep_accumulate`."""
     ll = em_estep_np(T, log_prior, p_e, p_start, pattern_dim, pattern_w, mask, q)
     M[:] = em_accumulate_np(q, p_e, p_start, pattern_w, M.shape[0])
     return ll
@@ -1036,6 +1036,6 @@ def em_kernels(lay: dict[str, np.ndarray]) -> tuple[Any, Any, Any]:
     classes), numba's otherwise."""
     if lay["p_e"].size * lay["mask"].shape[1] <= EM_NUMPY_MAX:
         return em_estep_np, em_accumulate_np, em_estep_accumulate_np
-    from raterstats.models._numba import em_accumulate, em_estep, em_estep_accumulate
+    from raterstats.models.latent_class.kernels import em_accumulate, em_estep, em_estep_accumulate
 
     return em_estep, em_accumulate, em_estep_accumulate

@@ -1,8 +1,9 @@
 """C callbacks of the compiled latent-class densities for nutpie.
 
-Kept apart from :mod:`raterstats.models._numba` because numba compiles (or loads from its
-cache) every ``cfunc`` when the module is imported, about 0.8 s: the EM and draw-summary
-kernels there load lazily, so a process that only runs EM does not pay for the callbacks.
+Kept apart from :mod:`raterstats.models.latent_class.kernels` because numba compiles (or
+loads from its cache) every ``cfunc`` when the module is imported, about 0.8 s: the EM and
+draw-summary kernels there load lazily, so a process that only runs EM does not pay for
+the callbacks.
 """
 
 from __future__ import annotations
@@ -10,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 from numba import carray, cfunc, njit, types
 
-from raterstats.models._numba import ds_entry, mace_entry
+from raterstats.models.latent_class.kernels import ds_entry, mace_entry
 
 #: SHA-256 of _numba.py, whose kernels the callbacks below compile in. numba's on-disk
 #: cache checks only this file's time stamp and size, not the sources it calls into, so a
 #: changed _numba.py would otherwise leave stale callbacks that read the new data layout
 #: with the old code (heap corruption). tests/models/test_structure.py fails until this
 #: value is updated, and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "a3d8d86ccbbc24309bc5e85f56bacf07ce425d257090cea1bf32971f13386733"
+KERNEL_SOURCE_SHA256 = "dd1502a771a76736e55f143b6199c958fefd3a3ea133709e6a739d95e94fa810"
 
 # ---------------------------------------------------------------------- C callbacks for nutpie
 # nutpie calls these through function pointers from its Rust threads, without the GIL, so

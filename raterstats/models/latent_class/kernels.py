@@ -1,7 +1,7 @@
 """Compiled log densities with hand-written gradients for the latent-class models.
 
-The PyTensor graphs of :mod:`raterstats.models.mace` / ``dawid_skene`` are the reference
-implementation; compiling them with numba costs 20-30 s per fit (the graph's constants
+The PyTensor graphs of :mod:`raterstats.models.latent_class.mace` / ``dawid_skene`` are the
+reference implementation; compiling them with numba costs 20-30 s per fit (the graph's constants
 differ with every data set, so nothing is cached). Here the same densities, on the same
 unconstrained parameters (PyMC's log-odds, log and simplex transforms), are written as
 numba functions compiled once per installation (``cache=True``), so a fresh process starts

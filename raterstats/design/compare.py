@@ -518,7 +518,7 @@ def _simulate_ranking_task(task: dict[str, Any]) -> tuple[int, np.ndarray, np.nd
     posterior draw given, simulate a study with ``r`` raters per answer and ``k``
     sentences and compare its system ranking with the draw's true one. Returns
     (task id, recovered (draws, dimension), Kendall tau (draws, dimension))."""
-    from raterstats.agreement._kernels import kendall_tau_b as tau_kernel
+    from raterstats.agreement.kernels import kendall_tau_b as tau_kernel
 
     rng = np.random.default_rng(task["seed"])
     eta = task["eta"]  # S, item, dim

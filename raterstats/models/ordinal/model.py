@@ -26,10 +26,10 @@ import xarray as xr
 from scipy.special import expit, log_ndtr, ndtr
 
 from raterstats import schema as S
-from raterstats._lazy import LazyModule
 from raterstats.inference import Density
-from raterstats.models._ordinal_numba import BLOCKS, zero_sum_basis
+from raterstats.lazy import LazyModule
 from raterstats.models.base import Model, ModelInputError, Prior
+from raterstats.models.ordinal.kernels import BLOCKS, zero_sum_basis
 from raterstats.ratings import Ratings
 from raterstats.scales import OrdinalScale
 
@@ -255,7 +255,7 @@ def prepare_ordinal(ratings: Ratings, *, length: bool | str = "auto") -> Ordinal
 def zero_sum_extend_np(y: np.ndarray) -> np.ndarray:
     """PyMC's zero-sum map along the first axis: (n - 1, ...) coordinates to an (n, ...)
     array that sums to zero over that axis (an isometry; the NumPy form of
-    :func:`raterstats.models._ordinal_numba.zero_sum_extend`).
+    :func:`raterstats.models.ordinal.kernels.zero_sum_extend`).
 
     Examples
     --------
@@ -495,7 +495,7 @@ class OrdinalRaters(Model):
         """Build the free variables and return (linear predictor, cut-points) tensors.
 
         The parameterisation is the one of the compiled density
-        (:mod:`raterstats.models._ordinal_numba`): zero-sum effects are standard normals
+        (:mod:`raterstats.models.ordinal.kernels`): zero-sum effects are standard normals
         mapped by an orthonormal zero-sum basis, scales are log-transformed half-normals.
         """
         p = self._priors
@@ -791,7 +791,7 @@ class OrdinalRaters(Model):
             raise ValueError(f"{self.name}: no starting point other than the model's own")
         if not self.has_density(data):
             return None
-        from raterstats.models._ordinal_numba import ordinal_logp_grad
+        from raterstats.models.ordinal.kernels import ordinal_logp_grad
 
         lay = self.layout(data)
         off, sz, prior, ndim = lay["offsets"], lay["sizes"], lay["prior"], lay["ndim"]
@@ -1141,7 +1141,7 @@ def summed_log_likelihood(
         return out.reshape(n_chain, n_draw, n_out)
     from concurrent.futures import ThreadPoolExecutor
 
-    from raterstats.models._ordinal_numba import rating_loglik_logit
+    from raterstats.models.ordinal.kernels import rating_loglik_logit
 
     def flat(name: str, *dims: str) -> np.ndarray:
         v = post[name].transpose("chain", "draw", *dims).values

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from raterstats.agreement import _kernels as K
-from raterstats.agreement._data import Coded, warn_degenerate
+from raterstats.agreement import kernels as K
+from raterstats.agreement.data import Coded, warn_degenerate
 
 
 @dataclass(frozen=True)

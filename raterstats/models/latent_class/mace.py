@@ -32,9 +32,10 @@ import numpy as np
 import xarray as xr
 from scipy.special import digamma, expit, logit
 
-from raterstats._lazy import LazyModule
 from raterstats.inference import Density, assemble_datatree
-from raterstats.models._marginal import (
+from raterstats.lazy import LazyModule
+from raterstats.models.base import Prior
+from raterstats.models.latent_class.base import (
     LatentClassData,
     LatentClassModel,
     class_counts,
@@ -52,8 +53,7 @@ from raterstats.models._marginal import (
     table_layout,
     unpack_rows,
 )
-from raterstats.models._ordinal_numba import zero_sum_basis
-from raterstats.models.base import Prior
+from raterstats.models.ordinal.kernels import zero_sum_basis
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -292,12 +292,12 @@ class MACE(LatentClassModel):
         majority vote."""
         if not self.has_density(data):
             return None
-        from raterstats.models._numba import (
+        from raterstats.models.latent_class.callbacks import callback_buffer, mace_logp_cb
+        from raterstats.models.latent_class.kernels import (
             dirichlet_const,
             mace_entry,
             pack,
         )
-        from raterstats.models._numba_cb import callback_buffer, mace_logp_cb
 
         pri = self._priors
         R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
@@ -607,7 +607,7 @@ def arcsine_beta_logp_pt(u: Any, a: float, b: float) -> tuple[Any, Any, Any]:
     about competence (a near spammer, or one with few ratings) leaves NUTS in those tails.
     On the product data of Zheng et al. (2017) the arcsine scale doubled the smallest bulk
     ESS (see the MACE card). The compiled density uses the same coordinates and formulas
-    (:func:`raterstats.models._numba.arcsine_log_sin`).
+    (:func:`raterstats.models.latent_class.kernels.arcsine_log_sin`).
 
     Examples
     --------

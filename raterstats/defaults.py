@@ -1,0 +1,79 @@
+"""The one home of raterstats' defaults, read by the library and the command line alike.
+
+Change a default here and it changes everywhere; no other module restates these values.
+The interval probability of posterior summaries is ArviZ's: :func:`ci_prob` reads
+``arviz_base.rcParams["stats.ci_prob"]`` each time it is called, so
+``arviz_base.rcParams["stats.ci_prob"] = 0.9`` (or an ``arvizrc`` file) changes every
+credible interval raterstats reports. Classical agreement statistics keep the
+conventional 95 % bootstrap confidence level (:data:`AGREEMENT_CONFIDENCE`).
+"""
+
+from __future__ import annotations
+
+#: posterior draws per chain (NUTS, ADVI)
+DRAWS = 1000
+#: tuning (warm-up) steps per NUTS chain
+TUNE = 1000
+#: NUTS chains
+CHAINS = 4
+#: NUTS sampler
+SAMPLER = "nutpie"
+#: fit method
+METHOD = "nuts"
+#: seed of every stochastic function that is not given one (bootstraps, label samples,
+#: tie-breaking, subsampling, simulations of designs, fits run by the command line)
+RANDOM_SEED = 0
+#: bootstrap replicates (agreement confidence intervals, case bootstraps of rankings)
+N_BOOT = 1000
+#: confidence level of the bootstrap intervals of classical agreement statistics
+AGREEMENT_CONFIDENCE = 0.95
+#: posterior draws used by summaries that recompute per-draw quantities (label samples
+#: for rankings)
+MAX_DRAWS = 250
+
+
+def ci_prob() -> float:
+    """Probability mass of credible intervals: ArviZ's ``stats.ci_prob`` rcParam.
+
+    Examples
+    --------
+    >>> import arviz_base
+    >>> ci_prob() == arviz_base.rcParams["stats.ci_prob"]
+    True
+    """
+    from arviz_base import rcParams
+
+    return float(rcParams["stats.ci_prob"])
+
+
+def resolve_ci_prob(prob: float | None) -> float:
+    """``prob`` checked to lie in (0, 1), or :func:`ci_prob` when it is ``None``.
+
+    Examples
+    --------
+    >>> resolve_ci_prob(0.9)
+    0.9
+    >>> resolve_ci_prob(1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: ci_prob must be in (0, 1), not 1.5
+    """
+    p = ci_prob() if prob is None else float(prob)
+    if not 0 < p < 1:
+        raise ValueError(f"ci_prob must be in (0, 1), not {prob!r}")
+    return p
+
+
+__all__ = [
+    "AGREEMENT_CONFIDENCE",
+    "CHAINS",
+    "DRAWS",
+    "MAX_DRAWS",
+    "METHOD",
+    "N_BOOT",
+    "RANDOM_SEED",
+    "SAMPLER",
+    "TUNE",
+    "ci_prob",
+    "resolve_ci_prob",
+]
