@@ -135,7 +135,7 @@ def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
 
 
 def _print_frame(frame: pl.DataFrame, *, as_json: bool, csv: Path | None) -> None:
-    from raterstats.ratings import _md_table
+    from raterstats.formatting import markdown_table
 
     if csv is not None:
         csv.parent.mkdir(parents=True, exist_ok=True)
@@ -144,7 +144,7 @@ def _print_frame(frame: pl.DataFrame, *, as_json: bool, csv: Path | None) -> Non
     if as_json:
         typer.echo(json.dumps(_records(frame), indent=2, default=str))
     else:
-        typer.echo(_md_table(frame))
+        typer.echo(markdown_table(frame))
 
 
 # ----------------------------------------------------------------------------- demo
@@ -515,17 +515,6 @@ def agreement(
 
 # ----------------------------------------------------------------------------- fit
 
-_MODELS = {
-    "mace": "MACE",
-    "dawid-skene": "DawidSkene",
-    "dawid_skene": "DawidSkene",
-    "ordinal": "OrdinalRaters",
-    "ordinal_raters": "OrdinalRaters",
-    "length-effect": "LengthEffect",
-    "length_effect": "LengthEffect",
-}
-
-
 @app.command()
 def fit(
     source: SourceArg = None,
@@ -567,17 +556,18 @@ def fit(
 
     Example: raterstats fit ratings.csv -s yes-partially-no --model mace --method em --out fit.nc
     """
-    import raterstats
-    from raterstats.models.base import ModelInputError
+    from raterstats.models import ModelInputError, model_class
 
     s = _study(study, source, column, scale, wide, filters, collapse)
     name = str(s.option("fit", "model", model, "mace"))
-    if name not in _MODELS:
-        raise _fail(f"unknown model {name!r}; known: {sorted(set(_MODELS))}", 2)
+    try:
+        cls = model_class(name)
+    except ValueError as err:
+        raise _fail(str(err), 2) from None
     options = dict(s.sections.get("fit", {}).get("options", {}))
     options.update({k: _value(v) for k, v in _pairs(option, "--option").items()})
     try:
-        spec = getattr(raterstats, _MODELS[name])(**options)
+        spec = cls(**options)
     except (TypeError, ValueError) as err:
         raise _fail(f"model {name}: {err}", 2) from None
     ratings = _load(s)

@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from raterstats import schema as S
 from raterstats.agreement import agreement, agreement_table
 from raterstats.datasets import DATASETS, load_clinical_qa
+from raterstats.formatting import markdown_table
 from raterstats.plots import (
     agreement_bars,
     budget_curve,
@@ -30,7 +31,7 @@ from raterstats.plots import (
     rank_heatmap,
     scores_by_design,
 )
-from raterstats.ratings import Ratings, _md_table
+from raterstats.ratings import Ratings
 from raterstats.report import methods_paragraph
 from raterstats.report import report as write_html_report
 from raterstats.version import __version__
@@ -211,13 +212,13 @@ def _categorical_section(
         "",
         "### Rater competence (posterior mean, 90% interval) per dimension / design",
         "",
-        _md_table(comp_tab),
+        markdown_table(comp_tab),
         "",
         "### Label posteriors",
         "",
         "Share of units by most probable true label, and how certain the labels are.",
         "",
-        _md_table(lab_tab),
+        markdown_table(lab_tab),
         "",
     ]
     return md, dt
@@ -347,15 +348,15 @@ def _ordinal_section(
         "",
         "### System fair averages (expected rating by a typical physician, average question)",
         "",
-        _md_table(fair_tab),
+        markdown_table(fair_tab),
         "",
         "### Model-implied reliability by design",
         "",
-        _md_table(rel_tab),
+        markdown_table(rel_tab),
         "",
         "### Length effect (logits per SD of log length) and the coarse - fine contrast",
         "",
-        _md_table(len_tab),
+        markdown_table(len_tab),
         "",
         "### Rater table (many-facet Rasch vocabulary)",
         "",
@@ -364,7 +365,7 @@ def _ordinal_section(
             f"{r.dimension}/{r.design} {r.separation_reliability:.2f}" for r in sep.itertuples()
         ),
         "",
-        _md_table(rt_tab),
+        markdown_table(rt_tab),
         "",
     ]
 
@@ -425,7 +426,7 @@ def _ranking_section(
         "physicians' whole-answer ratings (mean score, and the score of each answer's "
         f"majority rating) with a bootstrap over questions ({n_boot} replicates).",
         "",
-        _md_table(wide),
+        markdown_table(wide),
         "",
     ]
     if model is not None:
@@ -480,7 +481,7 @@ def _ranking_section(
             "",
             "### Pairwise comparisons (rater model)",
             "",
-            _md_table(
+            markdown_table(
                 verdicts.select("dimension", "design", "verdict").sort("dimension", "design")
             ),
             "",
@@ -489,7 +490,7 @@ def _ranking_section(
             "Kendall tau-b and Spearman between the two rankings over posterior draws and "
             "bootstrap replicates (mean and 90% interval).",
             "",
-            _md_table(pl.DataFrame(agree_rows)),
+            markdown_table(pl.DataFrame(agree_rows)),
             "",
         ]
     dist = label_distributions(coarse.collapse("likert5_to_3"))
@@ -506,7 +507,7 @@ def _ranking_section(
         "% of labels per system: every physician rating (`all ratings`) and one label per "
         "answer, its most frequent rating (`majority`).",
         "",
-        _md_table(dist_wide.select("dimension", "system", "aggregation", "-1", "0", "1")),
+        markdown_table(dist_wide.select("dimension", "system", "aggregation", "-1", "0", "1")),
         "",
     ]
     cases = case_difficulty(coarse)
@@ -523,7 +524,7 @@ def _ranking_section(
         "Per question: mean physician score over the three systems' answers and the spread "
         "across systems (`case_difficulty.csv`).",
         "",
-        _md_table(prof.sort("dimension")),
+        markdown_table(prof.sort("dimension")),
         "",
     ]
     return lines
@@ -618,9 +619,9 @@ def _design_section(
             "",
             "![Model-implied reliability by design](reliability_by_design.png)",
             "",
-            _md_table(show),
+            markdown_table(show),
             "",
-            _md_table(pl.DataFrame(p_rows)),
+            markdown_table(pl.DataFrame(p_rows)),
             "",
         ]
     part = partial_annotation(humans, random_seed=random_seed)
@@ -655,7 +656,7 @@ def _design_section(
         "",
         "![Partial annotation](partial_annotation.png)",
         "",
-        _md_table(pa_tab),
+        markdown_table(pa_tab),
         "",
     ]
     if dt is not None and projections:
@@ -697,7 +698,7 @@ def _design_section(
             "0.9; 'all dimensions': the worst dimension reaches it; a dimension is missing "
             "when no projected design reaches the target):",
             "",
-            _md_table(cheap.with_columns(pl.col("value", "cost_hours").round(3))),
+            markdown_table(cheap.with_columns(pl.col("value", "cost_hours").round(3))),
             "",
         ]
     intra = intra_rater_by_design(humans)
@@ -707,14 +708,14 @@ def _design_section(
     lines += [
         "### Intra-rater reliability (repeats)",
         "",
-        _md_table(intra.with_columns(pl.col("percent", "kappa").round(3))),
+        markdown_table(intra.with_columns(pl.col("percent", "kappa").round(3))),
         "",
         "### The LLM judge",
         "",
         "Randolph's kappa between the judge and the rounded mean physician rating per unit "
         "(3-point scale).",
         "",
-        _md_table(judge.with_columns(pl.col("randolph_kappa", "exact_agreement").round(3))),
+        markdown_table(judge.with_columns(pl.col("randolph_kappa", "exact_agreement").round(3))),
         "",
     ]
     if dt is not None:
@@ -754,7 +755,7 @@ def _design_section(
             "Rater-model discrimination (reliability) and severity of the judge against the "
             "physicians' (`judge_vs_experts.csv`; rank 1 = most discriminating of 7).",
             "",
-            _md_table(summ),
+            markdown_table(summ),
             "",
         ]
     return lines
@@ -923,7 +924,7 @@ def run_demo(
         "only; shares within dimension and rater kind.",
         "",
         *[
-            f"**{name}** (% of ratings)\n\n" + _md_table(_wide_shares(part)) + "\n"
+            f"**{name}** (% of ratings)\n\n" + markdown_table(_wide_shares(part)) + "\n"
             for (name,), part in dist.group_by("scheme", maintain_order=True)
         ],
         "",
@@ -936,7 +937,7 @@ def run_demo(
         "",
         "![Randolph's kappa by dimension and scheme](agreement_randolph_kappa.png)",
         "",
-        _md_table(_agreement_wide(table)),
+        markdown_table(_agreement_wide(table)),
         "",
         *categorical_md,
         *ordinal_md,

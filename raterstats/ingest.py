@@ -21,7 +21,7 @@ import polars as pl
 
 from raterstats import schema as S
 from raterstats.ratings import Exclusion, Ratings, _Meta
-from raterstats.scales import Scale, _CategoricalScale, format_level, infer_scale
+from raterstats.scales import CategoricalScale, Scale, format_level, infer_scale
 
 FileFormat = Literal["csv", "tsv", "parquet", "jsonl", "json"]
 
@@ -877,7 +877,7 @@ def _encode_ratings(
         return scales, inferred, work
     out = pl.concat(pieces, how="vertical_relaxed").sort(S.ROW, maintain_order=True)
     if (
-        not isinstance(next(iter(scales.values())), _CategoricalScale)
+        not isinstance(next(iter(scales.values())), CategoricalScale)
         and out.schema[S.CODE] != pl.Int32
     ):
         out = out.with_columns(pl.col(S.CODE).cast(pl.Int32))

@@ -31,11 +31,17 @@ from raterstats.agreement.ranking import (
     spearman_rho,
 )
 from raterstats.ratings import Ratings
-from raterstats.scales import SCORE_MAPS, ScoreMap, _CategoricalScale
+from raterstats.scales import CategoricalScale
+from raterstats.scoring import (
+    ScoreMapArg,
+    as_draws,
+    item_system_table,
+    score_vector,
+    system_means,
+)
 
 SAMPLE_DIMS = ("chain", "draw")
 RawMethod = Literal["mean", "majority", "pyramid", "mace", "dawid_skene"]
-ScoreMapArg = ScoreMap | str | Mapping[str, ScoreMap | str | Mapping[Any, float]] | None
 
 #: Ranking-agreement statistics understood by :func:`ranking_agreement`.
 RANKING_STATISTICS = ("kendall_tau_b", "spearman_rho", "rbo", "normalized_rank_position")
@@ -210,96 +216,6 @@ def summarize_ranking(
 # ---------------------------------------------------------------------------- score maps
 
 
-def _score_vector(dim: str, labels: Sequence[str], score_map: ScoreMapArg, what: str) -> np.ndarray:
-    """Score of each category label of one dimension."""
-    sm: Any = score_map
-    if isinstance(sm, Mapping) and not isinstance(sm, ScoreMap) and dim in sm:
-        sm = sm[dim]  # {dimension: score map}; otherwise one {label: score} for all
-    if isinstance(sm, str):
-        if sm not in SCORE_MAPS:
-            raise ValueError(f"{what}: unknown score map {sm!r}; known: {sorted(SCORE_MAPS)}")
-        sm = SCORE_MAPS[sm]
-    if isinstance(sm, ScoreMap):
-        sm = sm.mapping
-    if sm is None:
-        try:
-            return np.asarray([float(lb) for lb in labels])
-        except ValueError:
-            raise ValueError(
-                f"{what}: dimension {dim!r} has non-numeric categories {list(labels)}; pass "
-                "score_map= (a ScoreMap, its name, or {dimension: {label: score}})"
-            ) from None
-    lookup = {str(k): float(v) for k, v in sm.items()}
-    missing = [lb for lb in labels if str(lb) not in lookup]
-    if missing:
-        raise ValueError(
-            f"{what}: score_map gives no score to {missing} on dimension {dim!r} (pass "
-            "{label: score} for every label, or {dimension: score map})"
-        )
-    return np.asarray([lookup[str(lb)] for lb in labels])
-
-
-def _item_table(ratings: Ratings, what: str) -> pl.DataFrame:
-    """item -> system (and case = question when present), one row per item."""
-    d = ratings.data
-    if S.SYSTEM not in d.columns or d[S.SYSTEM].null_count():
-        raise ValueError(f"{what}: the ratings need a 'system' column without missing values")
-    cols = [S.ITEM, S.SYSTEM] + ([S.QUESTION] if S.QUESTION in d.columns else [])
-    t = d.select(cols).unique().sort(S.ITEM)
-    if t[S.ITEM].n_unique() != t.height:
-        raise ValueError(f"{what}: system / question must be constant within an item")
-    if S.QUESTION not in t.columns or t[S.QUESTION].null_count():
-        t = t.with_columns(pl.col(S.ITEM).alias(S.QUESTION))
-    return t
-
-
-def _system_draws(
-    item_scores: np.ndarray,
-    table: pl.DataFrame,
-    items: Sequence[str],
-    *,
-    n_boot: int,
-    rng: np.random.Generator,
-) -> tuple[np.ndarray, list[str]]:
-    """System means of item scores ``(S, n_items)`` (NaN = not scored).
-
-    Without ``n_boot``: one system mean per row. With ``n_boot``: ``n_boot`` replicates,
-    replicate ``r`` using row ``r % S`` and its own bootstrap of the cases (questions;
-    items when there is no question column). Returns ``(replicates, n_systems)``."""
-    pos = {it: k for k, it in enumerate(items)}
-    t = table.filter(pl.col(S.ITEM).is_in(list(items)))
-    idx = np.asarray([pos[i] for i in t[S.ITEM].to_list()])
-    systems = sorted(t[S.SYSTEM].unique().to_list())
-    sys_idx = np.asarray([systems.index(s) for s in t[S.SYSTEM].to_list()])
-    cases = sorted(t[S.QUESTION].unique().to_list())
-    case_idx = np.asarray([cases.index(c) for c in t[S.QUESTION].to_list()])
-    x = item_scores[:, idx]
-    ok = ~np.isnan(x)
-    x0 = np.where(ok, x, 0.0)
-    onehot = (sys_idx[:, None] == np.arange(len(systems))[None, :]).astype(float)
-    if n_boot:
-        rows = np.arange(n_boot) % x.shape[0]
-        counts = rng.multinomial(len(cases), np.full(len(cases), 1.0 / len(cases)), size=n_boot)
-        w = counts[:, case_idx].astype(float)
-        num = (x0[rows] * w) @ onehot
-        den = (ok[rows] * w) @ onehot
-    else:
-        num = x0 @ onehot
-        den = ok.astype(float) @ onehot
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return num / den, systems
-
-
-def _as_draws(arr: np.ndarray, systems: list[str], extra: dict[str, list[Any]]) -> xr.DataArray:
-    """(n, *extra, system) -> DataArray with chain = 1."""
-    dims = ("chain", "draw", *extra, "system")
-    return xr.DataArray(
-        arr[None],
-        dims=dims,
-        coords={"draw": np.arange(arr.shape[0]), **extra, "system": systems},
-    )
-
-
 # ---------------------------------------------------------------------------- sources
 
 
@@ -356,7 +272,7 @@ def _categorical_scores(
             f"{what}: a {dt.attrs.get('model')} fit does not store which system produced each "
             "item; pass ratings= (the ratings that were fitted, with a 'system' column)"
         )
-    table = _item_table(ratings, what)
+    table = item_system_table(ratings, what)
     prob, data = _label_prob_draws(dt, max_draws=max_draws, rng=rng)
     seg = np.asarray(data.unit_segment)
     if (seg != "").any():
@@ -376,7 +292,7 @@ def _categorical_scores(
     out = []
     for d, dim in enumerate(data.dimensions):
         levels = data.categories[d]
-        sv = _score_vector(dim, levels, score_map, what)
+        sv = score_vector(dim, levels, score_map, what)
         sel = np.flatnonzero(data.unit_dim == d)
         p = prob[:, sel, : len(levels)]
         if labels == "sample":
@@ -389,9 +305,9 @@ def _categorical_scores(
             val = p @ sv
         item_scores = np.full((val.shape[0], len(items)), np.nan)
         item_scores[:, unit_item[sel]] = val
-        arr, systems = _system_draws(item_scores, table, items, n_boot=n_boot, rng=rng)
+        arr, systems = system_means(item_scores, table, items, n_boot=n_boot, rng=rng)
         out.append(arr)
-    return _as_draws(np.stack(out, axis=1), systems, {"dimension": list(data.dimensions)})
+    return as_draws(np.stack(out, axis=1), systems, {"dimension": list(data.dimensions)})
 
 
 def _raw_scores(
@@ -421,7 +337,7 @@ def _raw_scores(
         raise ValueError(
             f"{what}: rank from whole-item ratings (filter a design or aggregate segments first)"
         )
-    table = _item_table(ratings, what)
+    table = item_system_table(ratings, what)
     d = ratings.data.filter(~pl.col(S.REPEAT))
     items = sorted(d[S.ITEM].unique().to_list())
     pos = {it: k for k, it in enumerate(items)}
@@ -430,9 +346,9 @@ def _raw_scores(
     for dim in dims:
         part = d.filter(pl.col(S.DIMENSION) == dim)
         scale = ratings.scale_for(dim)
-        if isinstance(scale, _CategoricalScale):
+        if isinstance(scale, CategoricalScale):
             labels = [str(lv) for lv in scale.levels]
-            sv = _score_vector(dim, labels, score_map, what)
+            sv = score_vector(dim, labels, score_map, what)
             part = part.with_columns(
                 pl.col(S.CODE)
                 .replace_strict(dict(enumerate(sv.tolist())), return_dtype=pl.Float64)
@@ -445,7 +361,7 @@ def _raw_scores(
         elif method == "pyramid":
             per = part.group_by(S.ITEM).agg(pl.col("__s").sum())
         else:
-            if not isinstance(scale, _CategoricalScale):
+            if not isinstance(scale, CategoricalScale):
                 raise ValueError(f"{what}: majority vote needs a categorical scale on {dim!r}")
             # most frequent category; ties go to the lower score (a conservative vote)
             per = (
@@ -458,9 +374,9 @@ def _raw_scores(
             )
         scores = np.full((1, len(items)), np.nan)
         scores[0, [pos[i] for i in per[S.ITEM].to_list()]] = per["__s"].to_numpy()
-        arr, systems = _system_draws(scores, table, items, n_boot=n_boot, rng=rng)
+        arr, systems = system_means(scores, table, items, n_boot=n_boot, rng=rng)
         out.append(arr)
-    return _as_draws(np.stack(out, axis=1), systems, {"dimension": dims})
+    return as_draws(np.stack(out, axis=1), systems, {"dimension": dims})
 
 
 def rank_systems(
@@ -873,7 +789,7 @@ def case_difficulty(ratings: Ratings, *, score_map: ScoreMapArg = None) -> pl.Da
     [2.0, 4.0]
     """
     what = "case_difficulty"
-    _item_table(ratings, what)
+    item_system_table(ratings, what)
     d = ratings.data.filter(~pl.col(S.REPEAT))
     if S.QUESTION not in d.columns:
         raise ValueError(f"{what}: the ratings need a 'question' (case) column")
@@ -881,13 +797,13 @@ def case_difficulty(ratings: Ratings, *, score_map: ScoreMapArg = None) -> pl.Da
     for dim in ratings.dimensions:
         part = d.filter(pl.col(S.DIMENSION) == dim)
         scale = ratings.scale_for(dim)
-        if isinstance(scale, _CategoricalScale) and score_map is not None:
-            sv = _score_vector(dim, [str(v) for v in scale.levels], score_map, what)
+        if isinstance(scale, CategoricalScale) and score_map is not None:
+            sv = score_vector(dim, [str(v) for v in scale.levels], score_map, what)
             s = pl.col(S.CODE).replace_strict(dict(enumerate(sv.tolist())), return_dtype=pl.Float64)
         else:
             s = pl.col(S.VALUE).cast(pl.Float64)
         if part[S.VALUE].null_count() and not (
-            isinstance(scale, _CategoricalScale) and score_map is not None
+            isinstance(scale, CategoricalScale) and score_map is not None
         ):
             raise ValueError(f"{what}: dimension {dim!r} has non-numeric labels; pass score_map=")
         item = part.group_by(S.ITEM, S.SYSTEM, S.QUESTION).agg(s.mean().alias("__s"))

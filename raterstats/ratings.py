@@ -8,7 +8,6 @@ changes the data (filters, exclusions, scale maps, segment aggregation) returns 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -18,15 +17,16 @@ import polars as pl
 import xarray as xr
 
 from raterstats import schema as S
+from raterstats.formatting import markdown_table
 from raterstats.scales import (
     COLLAPSES,
     SCORE_MAPS,
     SEGMENT_RULES,
+    CategoricalScale,
     Collapse,
     Scale,
     ScoreMap,
     SegmentRule,
-    _CategoricalScale,
     format_level,
 )
 
@@ -232,7 +232,7 @@ class Ratings:
 
     __hash__ = None  # type: ignore[assignment]
 
-    def _derive(
+    def derive(
         self,
         data: pl.DataFrame,
         *,
@@ -240,6 +240,11 @@ class Ratings:
         scales: Mapping[str, Scale] | None = None,
         exclusion: Exclusion | None = None,
     ) -> Ratings:
+        """A new :class:`Ratings` holding ``data`` (already validated, in this table's
+        columns), with ``step`` appended to the processing history and ``exclusion``, if
+        any, to the counted exclusions; the scales are this table's unless ``scales``
+        replaces some. For code that builds a changed table from this one (subsampling,
+        collapsing): the history shows how every table was made."""
         meta = replace(
             self._meta,
             steps=(*self._meta.steps, step),
@@ -299,7 +304,7 @@ class Ratings:
         """
         data = self._data.filter(self._mask(filters))
         desc = ", ".join(f"{k}={v!r}" for k, v in filters.items() if v is not None)
-        return self._derive(data, step=f"filter({desc})")
+        return self.derive(data, step=f"filter({desc})")
 
     def exclude(self, *, reason: str, **filters: Any) -> Ratings:
         """Remove the ratings matching ``filters``, recording ``reason`` and the count.
@@ -317,7 +322,7 @@ class Ratings:
         mask = self._mask(filters)
         n = int(self._data.select(mask.sum()).item())
         data = self._data.filter(~mask)
-        return self._derive(data, step=f"exclude({reason})", exclusion=Exclusion(reason, n))
+        return self.derive(data, step=f"exclude({reason})", exclusion=Exclusion(reason, n))
 
     def _dims_arg(self, dimensions: str | Sequence[str] | None) -> list[str]:
         if dimensions is None:
@@ -352,7 +357,7 @@ class Ratings:
             data = _apply_code_map(data, dim, new_codes, canon, target.values.tolist())
             data = _map_gold(data, dim, self._scales[dim], new_codes, canon)
             scales[dim] = target
-        return self._derive(data, step=f"collapse({col.name})", scales=scales)
+        return self.derive(data, step=f"collapse({col.name})", scales=scales)
 
     def score(
         self, score_map: ScoreMap | str, *, dimensions: str | Sequence[str] | None = None
@@ -381,7 +386,7 @@ class Ratings:
             )
             data = _map_gold(data, dim, self._scales[dim], None, canon)
             scales[dim] = sm.target
-        return self._derive(data, step=f"score({sm.name})", scales=scales)
+        return self.derive(data, step=f"score({sm.name})", scales=scales)
 
     def aggregate_segments(
         self,
@@ -460,7 +465,7 @@ class Ratings:
                 pl.col(S.ROW).min().alias(S.ROW),
                 *[pl.col(c).first() for c in carry],
             )
-            if isinstance(target, _CategoricalScale):
+            if isinstance(target, CategoricalScale):
                 to_code = {float(v): i for i, v in enumerate(target.values)}
                 to_text = {
                     float(v): format_level(lv)
@@ -484,7 +489,7 @@ class Ratings:
         keep = keep.select(cols) if S.GOLD in data.columns else keep
         merged = pl.concat([keep, *[p.select(cols) for p in pieces]], how="vertical_relaxed")
         names = ", ".join(f"{d}:{resolved[d].name}" for d in dims)
-        return self._derive(merged, step=f"aggregate_segments({names})", scales=scales)
+        return self.derive(merged, step=f"aggregate_segments({names})", scales=scales)
 
     # ------------------------------------------------------------------ conversions
 
@@ -759,7 +764,7 @@ def _map_gold(
     canon: Sequence[str],
 ) -> pl.DataFrame:
     """Map gold labels of a dimension through the same level map as the ratings."""
-    if S.GOLD not in data.columns or not isinstance(source, _CategoricalScale):
+    if S.GOLD not in data.columns or not isinstance(source, CategoricalScale):
         return data
     mapping = {}
     for i, lv in enumerate(source.levels):
@@ -952,8 +957,8 @@ class RatingsSummary:
             f"- {k}: `{v}`" + (" (inferred)" if k in self.inferred_scales else "")
             for k, v in self.scales.items()
         ]
-        lines += ["", "## Ratings by design and dimension", "", _md_table(self.cells)]
-        lines += ["", "## Raters", "", _md_table(self.raters)]
+        lines += ["", "## Ratings by design and dimension", "", markdown_table(self.cells)]
+        lines += ["", "## Raters", "", markdown_table(self.raters)]
         lines += ["", "## Exclusions", ""]
         if self.exclusions:
             lines += [f"- {e}" for e in self.exclusions]
@@ -967,21 +972,6 @@ class RatingsSummary:
 
     def __str__(self) -> str:
         return self.to_markdown()
-
-
-def _fmt_cell(v: Any) -> str:
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "NaN"
-        return f"{v:.3g}" if abs(v) < 1000 else f"{v:.0f}"
-    return str(v)
-
-
-def _md_table(df: pl.DataFrame) -> str:
-    head = "| " + " | ".join(df.columns) + " |"
-    sep = "|" + "|".join("---" for _ in df.columns) + "|"
-    rows = ["| " + " | ".join(_fmt_cell(v) for v in row) + " |" for row in df.iter_rows()]
-    return "\n".join([head, sep, *rows])
 
 
 def concat_ratings(parts: Sequence[Ratings]) -> Ratings:

@@ -21,54 +21,7 @@ from typing import Any
 
 import xarray as xr
 
-__all__ = ["MODEL_REFERENCES", "STATISTIC_REFERENCES", "methods_paragraph", "report"]
-
-#: Human-readable name and references of each model (``dt.attrs["model"]``).
-MODEL_REFERENCES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "mace": (
-        "MACE (multi-annotator competence estimation; Hovy et al. 2013), with competence per "
-        "rater, dimension and design",
-        (
-            "Hovy, D., Berg-Kirkpatrick, T., Vaswani, A., & Hovy, E. (2013). Learning whom to "
-            "trust with MACE. NAACL-HLT, 1120-1130. https://aclanthology.org/N13-1132",
-            "Paun, S., Carpenter, B., Chamberlain, J., Hovy, D., Kruschwitz, U., & Poesio, M. "
-            "(2018). Comparing Bayesian models of annotation. TACL 6, 571-585. "
-            "https://doi.org/10.1162/tacl_a_00040",
-        ),
-    ),
-    "dawid_skene": (
-        "the Dawid-Skene model (one confusion matrix per rater; Dawid & Skene 1979)",
-        (
-            "Dawid, A. P., & Skene, A. M. (1979). Maximum likelihood estimation of observer "
-            "error-rates using the EM algorithm. Applied Statistics 28(1), 20-28. "
-            "https://doi.org/10.2307/2346806",
-            "Paun, S., Carpenter, B., Chamberlain, J., Hovy, D., Kruschwitz, U., & Poesio, M. "
-            "(2018). Comparing Bayesian models of annotation. TACL 6, 571-585. "
-            "https://doi.org/10.1162/tacl_a_00040",
-        ),
-    ),
-    "ordinal_raters": (
-        "an ordinal many-facet rater model (graded-response likelihood with rater severity "
-        "and discrimination; Samejima 1969, Linacre 1989, Patz et al. 2002)",
-        (
-            "Samejima, F. (1969). Estimation of latent ability using a response pattern of "
-            "graded scores. Psychometrika Monograph 17. https://doi.org/10.1007/BF03372160",
-            "Linacre, J. M. (1989). Many-facet Rasch measurement. MESA Press.",
-            "Patz, R. J., Junker, B. W., Johnson, M. S., & Mariano, L. T. (2002). The "
-            "hierarchical rater model for rated test items. J. Educ. Behav. Stat. 27(4). "
-            "https://doi.org/10.3102/10769986027004341",
-        ),
-    ),
-    "length_effect": (
-        "a cumulative-link (ordinal) regression of ratings on answer length by design",
-        (
-            "Agresti, A. (2010). Analysis of Ordinal Categorical Data, 2nd ed. Wiley. "
-            "https://doi.org/10.1002/9780470594001",
-            "Bürkner, P.-C., & Vuorre, M. (2019). Ordinal regression models in psychology: a "
-            "tutorial. AMPPS 2(1). https://doi.org/10.1177/2515245918823199",
-        ),
-    ),
-}
+__all__ = ["STATISTIC_REFERENCES", "methods_paragraph", "report"]
 
 #: Reference of each classical agreement statistic (names of ``raterstats.agreement``).
 STATISTIC_REFERENCES: dict[str, str] = {
@@ -145,8 +98,13 @@ def _fit_sentence(label: str | None, dt: xr.DataTree) -> tuple[str, list[str]]:
             f"fit {label or ''!s} has no 'model' attribute: methods_paragraph needs fits made "
             "by raterstats models (Model.fit), or such fits reloaded from netCDF"
         )
-    described, refs = MODEL_REFERENCES.get(name, (f"the model {name!r}", ()))
-    refs_list = list(refs)
+    from raterstats.models import model_class
+
+    try:
+        cls = model_class(name)
+        described, refs_list = cls.description or f"the model {name!r}", list(cls.references)
+    except ValueError:
+        described, refs_list = f"the model {name!r}", []
     priors = _loads(attrs.get("priors", "{}"))
     options = {k: v for k, v in _loads(attrs.get("options", "{}")).items() if v is not None}
     head = f"**{label}**: " if label else ""

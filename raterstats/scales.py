@@ -108,7 +108,7 @@ class Scale(ABC):
 
 
 @dataclass(frozen=True)
-class _CategoricalScale(Scale):
+class CategoricalScale(Scale):
     """Shared implementation of ordinal and nominal scales."""
 
     levels_: tuple[Level, ...]
@@ -227,7 +227,7 @@ class _CategoricalScale(Scale):
         return f"{type(self).__name__}({list(self.levels_)!r}{lab}{nm})"
 
 
-class OrdinalScale(_CategoricalScale):
+class OrdinalScale(CategoricalScale):
     """Ordered levels, e.g. a 5-point Likert scale.
 
     Parameters
@@ -277,7 +277,7 @@ class OrdinalScale(_CategoricalScale):
         return tuple(lv for lv, v in zip(self.levels_, self.values, strict=True) if v > mid)
 
 
-class NominalScale(_CategoricalScale):
+class NominalScale(CategoricalScale):
     """Unordered categories, e.g. ``yes / partially / no``.
 
     Examples
@@ -402,12 +402,12 @@ class Collapse:
     """
 
     mapping: Mapping[Hashable, Level]
-    target: _CategoricalScale
+    target: CategoricalScale
     name: str = "collapse"
 
     def codes_for(self, source: Scale) -> list[int]:
         """New code for every code of ``source`` (raises if a level is unmapped)."""
-        if not isinstance(source, _CategoricalScale):
+        if not isinstance(source, CategoricalScale):
             raise TypeError(f"{self.name}: can only collapse a categorical scale, not {source!r}")
         targets = _per_level(self.mapping, source, self.name, "no target; map every level")
         return [self.target.code_of(t) for t in targets]
@@ -418,7 +418,7 @@ def _key_text(key: Hashable) -> str:
 
 
 def _per_level(
-    mapping: Mapping[Hashable, Any], source: _CategoricalScale, name: str, missing_msg: str
+    mapping: Mapping[Hashable, Any], source: CategoricalScale, name: str, missing_msg: str
 ) -> list[Any]:
     """The mapping's value for each level of ``source`` (keys: levels, their text or labels)."""
     by_text = {_key_text(k): v for k, v in mapping.items()}
@@ -462,7 +462,7 @@ class ScoreMap:
 
     def scores_for(self, source: Scale) -> list[float]:
         """Score for every code of ``source`` (raises if a level has no score)."""
-        if not isinstance(source, _CategoricalScale):
+        if not isinstance(source, CategoricalScale):
             raise TypeError(f"{self.name}: can only score a categorical scale, not {source!r}")
         return [float(v) for v in _per_level(self.mapping, source, self.name, "no score")]
 
@@ -534,7 +534,7 @@ class SegmentRule:
 
     def flagged_codes(self, source: Scale) -> list[int]:
         """Codes counted as negative (``any_negative``) or positive (``any_positive``)."""
-        if not isinstance(source, _CategoricalScale):
+        if not isinstance(source, CategoricalScale):
             raise TypeError(f"rule {self.kind} needs a categorical scale, got {source!r}")
         if self.kind == "any_negative":
             chosen = self.negative

@@ -995,7 +995,7 @@ def subsample_raters(ratings: Ratings, *, n_raters: int, random_seed: int = 0) -
         .select(S.ITEM, S.RATER)
     )
     data = ratings.data.join(keep, on=[S.ITEM, S.RATER], how="semi", maintain_order="left")
-    return ratings._derive(data, step=f"subsample_raters({int(n_raters)}, seed={random_seed})")
+    return ratings.derive(data, step=f"subsample_raters({int(n_raters)}, seed={random_seed})")
 
 
 def _subsample_task(task: dict[str, Any]) -> np.ndarray:

@@ -3,11 +3,14 @@
 
 from raterstats.models.base import (
     FIT_ATTRS,
+    POST_FIT_QUESTIONS,
     Model,
     ModelInputError,
     Prior,
     data_fingerprint,
+    model_class,
     model_from_datatree,
+    models_answering,
     registered_models,
 )
 from raterstats.models.latent_class import MACE, DawidSkene
@@ -17,6 +20,7 @@ from raterstats.models.ordinal import OrdinalRaters
 __all__ = [
     "FIT_ATTRS",
     "MACE",
+    "POST_FIT_QUESTIONS",
     "DawidSkene",
     "LengthEffect",
     "Model",
@@ -24,6 +28,8 @@ __all__ = [
     "OrdinalRaters",
     "Prior",
     "data_fingerprint",
+    "model_class",
     "model_from_datatree",
+    "models_answering",
     "registered_models",
 ]

@@ -106,6 +106,9 @@ FIT_ATTRS = (
 
 _REGISTRY: dict[str, type[Model]] = {}
 
+#: the post-fit questions a model may answer itself (methods of :class:`Model`)
+POST_FIT_QUESTIONS = ("rater_summary", "item_posterior", "system_score_draws")
+
 
 class ModelInputError(ValueError):
     """The ratings cannot be fitted by this model; the message lists every problem."""
@@ -267,11 +270,90 @@ class Model:
     default_priors: ClassVar[dict[str, Prior]] = {}
     default_options: ClassVar[dict[str, Any]] = {}
     methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi")
+    #: an abstract base (``LatentClassModel``) sets this in its own body: it is not
+    #: registered, and its subclasses are unless they set it too
+    abstract: ClassVar[bool] = True
+    #: other names the command line accepts (``--model dawid-skene``); ``name`` always works
+    #: and ``-`` / ``_`` are interchangeable
+    cli_names: ClassVar[tuple[str, ...]] = ()
+    #: one line: what the model infers (command-line help, report)
+    description: ClassVar[str] = ""
+    #: references of the model, cited by the report's methods paragraph
+    references: ClassVar[tuple[str, ...]] = ()
+    #: the fit method used when :func:`~raterstats.rank_systems` is asked to rank raw
+    #: ratings by this model's labels (``method="mace"``); ``None``: not offered
+    rank_fit_method: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.name != "model":
-            _REGISTRY[cls.name] = cls
+        if "abstract" not in cls.__dict__:
+            cls.abstract = False
+        if cls.abstract:
+            return
+        if "name" not in cls.__dict__:
+            raise TypeError(f"{cls.__qualname__}: a registered model sets its own `name`")
+        taken = {alias: other for other in _REGISTRY.values() for alias in other.all_names()}
+        for alias in cls.all_names():
+            if alias in taken and taken[alias].__qualname__ != cls.__qualname__:
+                raise TypeError(
+                    f"{cls.__qualname__}: the name {alias!r} is already taken by "
+                    f"{taken[alias].__qualname__}"
+                )
+        _REGISTRY[cls.name] = cls
+
+    @classmethod
+    def all_names(cls) -> tuple[str, ...]:
+        """``name`` and the ``cli_names``, normalised (``-`` read as ``_``)."""
+        return tuple(dict.fromkeys(_norm(n) for n in (cls.name, *cls.cli_names)))
+
+    @classmethod
+    def answers(cls, question: str) -> bool:
+        """Whether the model answers a post-fit question itself: ``"rater_summary"``,
+        ``"item_posterior"`` or ``"system_score_draws"``.
+
+        Examples
+        --------
+        >>> from raterstats import MACE, LengthEffect
+        >>> MACE.answers("item_posterior"), LengthEffect.answers("item_posterior")
+        (True, False)
+        """
+        if question not in POST_FIT_QUESTIONS:
+            raise ValueError(f"unknown question {question!r}; known: {POST_FIT_QUESTIONS}")
+        return getattr(cls, question) is not getattr(Model, question)
+
+    # ------------------------------------------------------------------ post-fit questions
+    # Each takes a fit of this model (a DataTree, fresh or reloaded) and computes nothing
+    # the tree does not hold. The functions raterstats.rater_summary, item_posterior and
+    # rank_systems dispatch here; a model that cannot answer keeps the default, which
+    # names the models that can.
+
+    def rater_summary(self, dt: xr.DataTree, *, ci_prob: float) -> xr.Dataset:
+        """Rater reliability of a fit: one row of summaries per rater (and dimension,
+        design), each quantity ``x`` as ``x_mean``, ``x_sd``, ``x_low`` and ``x_high``
+        (equal-tailed ``ci_prob`` intervals)."""
+        raise _unanswered(self, "rater_summary", "rater summaries")
+
+    def item_posterior(self, dt: xr.DataTree, *, coverage: float | None) -> xr.Dataset:
+        """Posterior probability of each true label per item and dimension (see
+        :func:`raterstats.item_posterior`)."""
+        raise _unanswered(self, "item_posterior", "latent true labels per item")
+
+    def system_score_draws(
+        self,
+        dt: xr.DataTree,
+        *,
+        score: str,
+        score_map: Any,
+        labels: str,
+        n_boot: int,
+        max_draws: int,
+        rng: np.random.Generator,
+    ) -> xr.DataArray:
+        """Draws of a score per system, dims ``(chain, draw, ..., system)``, for
+        :func:`raterstats.rank_systems`; ``attrs["source"]`` says what was ranked. A model
+        reads the options that apply to it (see :func:`~raterstats.rank_systems`) and
+        ignores the others."""
+        raise _unanswered(self, "system_score_draws", "system scores")
 
     def __init__(self, *, priors: Mapping[str, Any] | None = None, **options: Any) -> None:
         problems = []
@@ -633,16 +715,56 @@ def model_from_datatree(dt: xr.DataTree) -> Model:
 
 
 def registered_models() -> dict[str, type[Model]]:
-    """Model classes by name (every subclass of :class:`Model` with a ``name``)."""
+    """Model classes by name (every concrete subclass of :class:`Model`)."""
     return dict(_REGISTRY)
+
+
+def _norm(name: str) -> str:
+    return str(name).strip().lower().replace("-", "_")
+
+
+def model_class(name: str) -> type[Model]:
+    """The registered model class called ``name`` (its ``name`` or one of its
+    ``cli_names``; ``-`` and ``_`` interchangeable, case ignored).
+
+    Examples
+    --------
+    >>> model_class("dawid-skene").__name__
+    'DawidSkene'
+    >>> model_class("glad")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown model 'glad'; known: dawid_skene, length_effect, mace, ordinal_raters
+    """
+    key = _norm(name)
+    for cls in _REGISTRY.values():
+        if key in cls.all_names():
+            return cls
+    raise ValueError(f"unknown model {name!r}; known: {', '.join(sorted(_REGISTRY))}")
+
+
+def models_answering(question: str) -> list[type[Model]]:
+    """The registered model classes that answer a post-fit ``question`` (see
+    :meth:`Model.answers`), by name."""
+    return [cls for _, cls in sorted(_REGISTRY.items()) if cls.answers(question)]
+
+
+def _unanswered(model: Model, question: str, what: str) -> TypeError:
+    names = ", ".join(cls.__name__ for cls in models_answering(question)) or "none"
+    return TypeError(
+        f"{type(model).__name__} fits have no {what}; models that answer {question}: {names}"
+    )
 
 
 __all__ = [
     "FIT_ATTRS",
+    "POST_FIT_QUESTIONS",
     "Model",
     "ModelInputError",
     "Prior",
     "data_fingerprint",
+    "model_class",
     "model_from_datatree",
+    "models_answering",
     "registered_models",
 ]

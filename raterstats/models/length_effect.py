@@ -65,6 +65,16 @@ class LengthEffect(Model):
     """
 
     name: ClassVar[str] = "length_effect"
+    cli_names: ClassVar[tuple[str, ...]] = ()
+    description: ClassVar[str] = (
+        "a cumulative-link (ordinal) regression of ratings on answer length by design"
+    )
+    references: ClassVar[tuple[str, ...]] = (
+        "Agresti, A. (2010). Analysis of Ordinal Categorical Data, 2nd ed. Wiley. "
+        "https://doi.org/10.1002/9780470594001",
+        "Bürkner, P.-C., & Vuorre, M. (2019). Ordinal regression models in psychology: a "
+        "tutorial. AMPPS 2(1). https://doi.org/10.1177/2515245918823199",
+    )
     default_priors: ClassVar[dict[str, Prior]] = {
         "system_effect": Prior("Normal", sigma=1.0),
         "length_effect": Prior("Normal", mu=0.0, sigma=1.0),

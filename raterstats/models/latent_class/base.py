@@ -29,7 +29,7 @@ from raterstats import schema as S
 from raterstats.lazy import LazyModule
 from raterstats.models.base import Model, ModelInputError
 from raterstats.ratings import Ratings
-from raterstats.scales import _CategoricalScale, format_level
+from raterstats.scales import CategoricalScale, format_level
 
 if TYPE_CHECKING:
     import pytensor.tensor as pt
@@ -201,7 +201,7 @@ def prepare_latent_class(
         problems.append(f"repeats must be 'include' or 'exclude', not {repeats!r}")
     scales = ratings.scales
     for dname, sc in scales.items():
-        if not isinstance(sc, _CategoricalScale):
+        if not isinstance(sc, CategoricalScale):
             problems.append(
                 f"dimension {dname!r} is on an {type(sc).__name__}; latent-class models need "
                 "categorical (nominal or ordinal) ratings"
@@ -527,6 +527,7 @@ class LatentClassModel(Model):
     """
 
     name = "latent_class"
+    abstract = True
     default_options: ClassVar[dict[str, Any]] = {"repeats": "include", "use_gold": True}
     methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi", "em")
     param_names: ClassVar[tuple[str, ...]] = ("prevalence",)

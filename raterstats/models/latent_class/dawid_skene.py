@@ -117,6 +117,19 @@ class DawidSkene(LatentClassModel):
     """
 
     name = "dawid_skene"
+    cli_names: ClassVar[tuple[str, ...]] = ("dawid-skene", "ds")
+    description: ClassVar[str] = (
+        "the Dawid-Skene model (one confusion matrix per rater; Dawid & Skene 1979)"
+    )
+    references: ClassVar[tuple[str, ...]] = (
+        "Dawid, A. P., & Skene, A. M. (1979). Maximum likelihood estimation of observer "
+        "error-rates using the EM algorithm. Applied Statistics 28(1), 20-28. "
+        "https://doi.org/10.2307/2346806",
+        "Paun, S., Carpenter, B., Chamberlain, J., Hovy, D., Kruschwitz, U., & Poesio, M. "
+        "(2018). Comparing Bayesian models of annotation. TACL 6, 571-585. "
+        "https://doi.org/10.1162/tacl_a_00040",
+    )
+    rank_fit_method: ClassVar[str | None] = "em"
     default_priors: ClassVar[dict[str, Prior]] = {
         "confusion": Prior("Dirichlet", off_diagonal=1.0, diagonal_per_category=2.5),
         "confusion_logit": Prior("Normal", mu=-2.0, sigma=1.5),

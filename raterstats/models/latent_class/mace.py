@@ -104,6 +104,19 @@ class MACE(LatentClassModel):
     """
 
     name = "mace"
+    cli_names: ClassVar[tuple[str, ...]] = ()
+    description: ClassVar[str] = (
+        "MACE (multi-annotator competence estimation; Hovy et al. 2013), with competence per "
+        "rater, dimension and design"
+    )
+    references: ClassVar[tuple[str, ...]] = (
+        "Hovy, D., Berg-Kirkpatrick, T., Vaswani, A., & Hovy, E. (2013). Learning whom to "
+        "trust with MACE. NAACL-HLT, 1120-1130. https://aclanthology.org/N13-1132",
+        "Paun, S., Carpenter, B., Chamberlain, J., Hovy, D., Kruschwitz, U., & Poesio, M. "
+        "(2018). Comparing Bayesian models of annotation. TACL 6, 571-585. "
+        "https://doi.org/10.1162/tacl_a_00040",
+    )
+    rank_fit_method: ClassVar[str | None] = "em"
     default_priors: ClassVar[dict[str, Prior]] = {
         "competence": Prior("Beta", alpha=0.5, beta=0.5),
         "spam": Prior("Dirichlet", a=10.0),

@@ -403,6 +403,19 @@ class OrdinalRaters(Model):
     """
 
     name: ClassVar[str] = "ordinal_raters"
+    cli_names: ClassVar[tuple[str, ...]] = ("ordinal",)
+    description: ClassVar[str] = (
+        "an ordinal many-facet rater model (graded-response likelihood with rater severity "
+        "and discrimination; Samejima 1969, Linacre 1989, Patz et al. 2002)"
+    )
+    references: ClassVar[tuple[str, ...]] = (
+        "Samejima, F. (1969). Estimation of latent ability using a response pattern of "
+        "graded scores. Psychometrika Monograph 17. https://doi.org/10.1007/BF03372160",
+        "Linacre, J. M. (1989). Many-facet Rasch measurement. MESA Press.",
+        "Patz, R. J., Junker, B. W., Johnson, M. S., & Mariano, L. T. (2002). The "
+        "hierarchical rater model for rated test items. J. Educ. Behav. Stat. 27(4). "
+        "https://doi.org/10.3102/10769986027004341",
+    )
     default_priors: ClassVar[dict[str, Prior]] = {
         "system_effect": Prior("Normal", sigma=1.0),
         "sigma_question": Prior("HalfNormal", sigma=1.0),
