@@ -23,6 +23,7 @@ import xarray as xr
 from raterstats import schema as S
 from raterstats.agreement import intra_rater_agreement, krippendorff_alpha, randolph_kappa
 from raterstats.intervals import SAMPLE_DIMS, eti, eti_np
+from raterstats.models import OrdinalRaters, model_class
 from raterstats.ratings import Ratings
 
 
@@ -42,12 +43,16 @@ def check_ordinal_fit(dt: xr.DataTree, what: str) -> None:
     >>> check_ordinal_fit(xr.DataTree(), "f")
     Traceback (most recent call last):
     ...
-    ValueError: f: expected a fit of OrdinalRaters (attrs['model'] == 'ordinal_raters'), got None
+    ValueError: f: expected a fit of OrdinalRaters, got a DataTree with model None
     """
-    if dt.attrs.get("model") != "ordinal_raters":
+    name = dt.attrs.get("model")
+    try:
+        cls = model_class(str(name)) if name is not None else None
+    except ValueError:
+        cls = None
+    if cls is None or not issubclass(cls, OrdinalRaters):
         raise ValueError(
-            f"{what}: expected a fit of OrdinalRaters (attrs['model'] == 'ordinal_raters'), "
-            f"got {dt.attrs.get('model')!r}"
+            f"{what}: expected a fit of OrdinalRaters, got a DataTree with model {name!r}"
         )
 
 
