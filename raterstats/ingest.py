@@ -20,7 +20,8 @@ from typing import Any, Literal
 import polars as pl
 
 from raterstats import schema as S
-from raterstats.ratings import Exclusion, Ratings, _Meta
+from raterstats.provenance import Exclusion, Provenance
+from raterstats.ratings import Ratings
 from raterstats.scales import CategoricalScale, Scale, format_level, infer_scale
 
 FileFormat = Literal["csv", "tsv", "parquet", "jsonl", "json"]
@@ -777,7 +778,7 @@ def read_ratings(
     if problems:
         raise RatingsError(name, problems)
 
-    meta = _Meta(
+    meta = Provenance(
         source=name,
         exclusions=tuple(excluded),
         steps=tuple(steps),
@@ -785,7 +786,7 @@ def read_ratings(
         inferred_scales=tuple(inferred),
         extra_columns=tuple(keep),
     )
-    return Ratings(work, scales, _meta=meta)
+    return Ratings(work, scales, provenance=meta)
 
 
 def _encode_ratings(
