@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -18,6 +18,7 @@ import xarray as xr
 
 from raterstats import schema as S
 from raterstats.provenance import Exclusion, Provenance
+from raterstats.rating_arrays import Level, Repeats, Values, rating_array
 from raterstats.ratings_summary import RatingsSummary
 from raterstats.recode import aggregate_segment_rows, apply_code_map, map_gold
 from raterstats.scales import (
@@ -30,10 +31,6 @@ from raterstats.scales import (
     SegmentRule,
     format_level,
 )
-
-Level = Literal["item", "segment"]
-Values = Literal["value", "code", "rating"]
-Repeats = Literal["exclude", "only", "include"]
 
 
 def _as_list(v: Any) -> list[Any]:
@@ -430,60 +427,6 @@ class Ratings:
             )
         return str(vals[0])
 
-    def _level_of(self, level: Level | None) -> Level:
-        seg_rows = self._data.height - self._data.get_column(S.SEGMENT).null_count()
-        if level is None:
-            if 0 < seg_rows < self._data.height:
-                raise ValueError(
-                    "the selection mixes whole-item and segment ratings; filter by design "
-                    "or pass level='item' / level='segment'"
-                )
-            return "segment" if seg_rows else "item"
-        if level not in ("item", "segment"):
-            raise ValueError(f"level must be 'item' or 'segment', not {level!r}")
-        return level
-
-    def _unit_frame(
-        self, level: Level | None, repeats: Repeats
-    ) -> tuple[pl.DataFrame, pl.DataFrame, Level, int]:
-        lv = self._level_of(level)
-        data = self._data
-        if lv == "item":
-            data = data.filter(pl.col(S.SEGMENT).is_null())
-        else:
-            data = data.filter(pl.col(S.SEGMENT).is_not_null())
-        at_level = data
-        if repeats == "exclude":
-            n_rep = int(data.get_column(S.REPEAT).sum())
-            data = data.filter(~pl.col(S.REPEAT))
-        elif repeats == "only":
-            n_rep = int((~data.get_column(S.REPEAT)).sum())
-            data = data.filter(pl.col(S.REPEAT))
-        elif repeats == "include":
-            n_rep = 0
-        else:
-            raise ValueError(f"repeats must be 'exclude', 'only' or 'include', not {repeats!r}")
-        if lv == "item":
-            unit = pl.col(S.ITEM)
-        else:
-            unit = pl.concat_str([pl.col(S.ITEM), pl.lit(S.UNIT_SEP), pl.col(S.SEGMENT)])
-        data = data.with_columns(unit.alias("unit"))
-        if repeats == "include":
-            dup = data.select(
-                pl.struct("unit", S.RATER, S.DIMENSION, S.DESIGN).is_duplicated().any()
-            ).item()
-            if dup:
-                raise ValueError(
-                    "repeats='include' puts two ratings in one cell; "
-                    "use 'exclude' (first ratings) or 'only' (repeats)"
-                )
-        return data, at_level, lv, n_rep
-
-    def _value_column(self, values: Values) -> str:
-        if values not in ("value", "code", "rating"):
-            raise ValueError(f"values must be 'value', 'code' or 'rating', not {values!r}")
-        return {"value": S.VALUE, "code": S.CODE, "rating": S.RATING}[values]
-
     def to_xarray(
         self,
         *,
@@ -506,50 +449,7 @@ class Ratings:
         >>> r.filter(design="coarse").to_xarray().dims
         ('unit', 'rater', 'dimension', 'design')
         """
-        data, at_level, lv, n_rep = self._unit_frame(level, repeats)
-        col = self._value_column(values)
-        units = data.select("unit", S.ITEM, S.SEGMENT).unique(subset="unit").sort("unit")
-        unit_ids = units.get_column("unit").to_list()
-        # raters, dimensions and designs of the whole selection, so that the first-rating
-        # and repeat views of the same data have the same shape
-        scope = at_level if at_level.height else self._data
-        raters = sorted(scope.get_column(S.RATER).unique().to_list())
-        dims = sorted(scope.get_column(S.DIMENSION).unique().to_list())
-        designs = sorted(scope.get_column(S.DESIGN).unique().to_list())
-        idx = {
-            "unit": {u: i for i, u in enumerate(unit_ids)},
-            S.RATER: {u: i for i, u in enumerate(raters)},
-            S.DIMENSION: {u: i for i, u in enumerate(dims)},
-            S.DESIGN: {u: i for i, u in enumerate(designs)},
-        }
-        shape = (len(unit_ids), len(raters), len(dims), len(designs))
-        pos = [
-            data.get_column(c).replace_strict(m, return_dtype=pl.Int64).to_numpy().astype(np.int64)
-            for c, m in idx.items()
-        ]
-        arr: np.ndarray
-        if values == "rating":
-            arr = np.full(shape, None, dtype=object)
-            arr[tuple(pos)] = np.asarray(data.get_column(col).to_list(), dtype=object)
-        else:
-            arr = np.full(shape, np.nan)
-            arr[tuple(pos)] = data.get_column(col).cast(pl.Float64).fill_null(np.nan).to_numpy()
-        coords: dict[str, Any] = {
-            "unit": unit_ids,
-            S.RATER: raters,
-            S.DIMENSION: dims,
-            S.DESIGN: designs,
-            S.ITEM: ("unit", units.get_column(S.ITEM).to_list()),
-        }
-        if lv == "segment":
-            coords[S.SEGMENT] = ("unit", units.get_column(S.SEGMENT).to_list())
-        return xr.DataArray(
-            arr,
-            dims=("unit", S.RATER, S.DIMENSION, S.DESIGN),
-            coords=coords,
-            name=values,
-            attrs={"level": lv, "n_excluded_repeats": n_rep, "repeats": repeats},
-        )
+        return rating_array(self._data, level=level, values=values, repeats=repeats)
 
     def to_matrix(
         self,
