@@ -53,6 +53,15 @@ class Ratings:
     (``system``, ``question``, ``group``, ``rater_kind``, ``length``, ``duration_s``,
     ``confidence``, ``gold``).
 
+    Parameters
+    ----------
+    data : pl.DataFrame
+        The canonical frame.
+    scales : mapping of str to Scale
+        The scale of every dimension in ``data``.
+    provenance : Provenance, optional
+        Source, exclusions and processing steps so far (default: none).
+
     Examples
     --------
     >>> import polars as pl
