@@ -23,6 +23,7 @@ import polars as pl
 import xarray as xr
 from scipy.optimize import linear_sum_assignment
 
+from raterstats import defaults as D
 from raterstats.lazy import LazyModule
 from raterstats.models.base import model_from_datatree
 from raterstats.models.latent_class import LatentClassModel, data_from_groups, replicate_ratings
@@ -320,7 +321,7 @@ def ppc_agreement(
     dt: xr.DataTree,
     *,
     n_draws: int = 200,
-    random_seed: int | None = None,
+    random_seed: int | None = D.RANDOM_SEED,
 ) -> xr.Dataset:
     """Posterior predictive check of agreement: Randolph's kappa and Krippendorff's alpha
     (nominal) of the observed ratings against the same statistics of ratings replicated

@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 import xarray as xr
 
+from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.agreement.ranking import (
     kendall_tau_b,
@@ -32,7 +33,7 @@ from raterstats.agreement.ranking import (
     spearman_rho,
 )
 from raterstats.intervals import SAMPLE_DIMS, eti
-from raterstats.models import Model, model_class, model_from_datatree, registered_models
+from raterstats.models import Method, Model, model_class, model_from_datatree, registered_models
 from raterstats.ratings import Ratings
 from raterstats.scales import CategoricalScale
 from raterstats.scoring import (
@@ -105,10 +106,10 @@ def _verdict(
 def summarize_ranking(
     scores: xr.DataArray,
     *,
-    ci_prob: float = 0.9,
+    ci_prob: float | None = None,
     rope: float | None = None,
     higher_is_better: bool = True,
-    random_seed: int = 0,
+    random_seed: int = D.RANDOM_SEED,
 ) -> xr.Dataset:
     """Summarise draws of one score per system into a ranking with uncertainty.
 
@@ -149,6 +150,7 @@ def summarize_ranking(
     >>> ds["expected_rank"].values.tolist()
     [1.25, 1.75]
     """
+    ci_prob = D.ci_prob() if ci_prob is None else ci_prob
     problems = [f"scores need dims {d!r}" for d in (*SAMPLE_DIMS, "system") if d not in scores.dims]
     if not 0 < ci_prob < 1:
         problems.append(f"ci_prob must lie in (0, 1), not {ci_prob!r}")
@@ -230,17 +232,19 @@ def rank_methods() -> tuple[str, ...]:
     return (*RAW_METHODS, *fitted)
 
 
-def _rank_model(method: str) -> type[Model]:
+def _rank_model(method: str) -> tuple[type[Model], Method]:
+    """The model class named by ``method`` and the fit method it ranks raw ratings with."""
     try:
         cls = model_class(method)
     except ValueError:
         cls = None
-    if cls is None or cls.rank_fit_method is None:
+    fit_method = None if cls is None else cls.rank_fit_method
+    if cls is None or fit_method is None:
         raise ValueError(
             f"rank_systems: method must be one of {', '.join(map(repr, rank_methods()))} for "
             f"raw ratings, not {method!r}"
         )
-    return cls
+    return cls, fit_method
 
 
 def _raw_scores(
@@ -254,9 +258,9 @@ def _raw_scores(
 ) -> xr.DataArray:
     what = "rank_systems"
     if method not in RAW_METHODS:
-        cls = _rank_model(method)
+        cls, fit_method = _rank_model(method)
         spec = cls()
-        dt = spec.fit(ratings, method=cls.rank_fit_method, random_seed=random_seed)
+        dt = spec.fit(ratings, method=fit_method, random_seed=random_seed)
         return spec.system_score_draws(
             dt, score="", score_map=score_map, labels="map", n_boot=n_boot, max_draws=1, rng=rng
         )
@@ -325,12 +329,12 @@ def rank_systems(
     ratings: Ratings | None = None,
     score: Literal["fair_average", "latent"] = "fair_average",
     score_map: ScoreMapArg = None,
-    ci_prob: float = 0.9,
+    ci_prob: float | None = None,
     rope: float | None = None,
-    n_boot: int = 1000,
+    n_boot: int = D.N_BOOT,
     labels: Literal["sample", "expected", "map"] = "sample",
-    max_draws: int = 250,
-    random_seed: int = 0,
+    max_draws: int = D.MAX_DRAWS,
+    random_seed: int = D.RANDOM_SEED,
 ) -> xr.Dataset:
     """Rank systems with uncertainty, from a fitted model or from raw ratings.
 
@@ -395,6 +399,7 @@ def rank_systems(
     >>> bool(abs(ds["rank_prob"].sum("rank") - 1).max() < 1e-12)
     True
     """
+    ci_prob = D.ci_prob() if ci_prob is None else ci_prob
     rng = np.random.default_rng(random_seed)
     if isinstance(source, Ratings):
         draws = _raw_scores(
@@ -538,11 +543,11 @@ def ranking_agreement(
     y: Any,
     *,
     statistics: Sequence[str] = RANKING_STATISTICS,
-    ci_prob: float = 0.9,
+    ci_prob: float | None = None,
     p: float = 0.9,
     k: int = 1,
     max_draws: int = 1000,
-    random_seed: int = 0,
+    random_seed: int = D.RANDOM_SEED,
 ) -> xr.Dataset:
     """Agreement between two system rankings, either of which may be a posterior.
 
@@ -577,6 +582,7 @@ def ranking_agreement(
     >>> float(ranking_agreement(ra, rb)["mean"].sel(statistic="kendall_tau_b"))
     0.6666666666666666
     """
+    ci_prob = D.ci_prob() if ci_prob is None else ci_prob
     unknown = [s for s in statistics if s not in RANKING_STATISTICS]
     if unknown:
         raise ValueError(

@@ -17,6 +17,7 @@ import polars as pl
 import xarray as xr
 
 # importing the statistic modules registers their estimators
+from raterstats import defaults as D
 from raterstats.agreement import alpha, categorical, continuous, kappa  # noqa: F401
 from raterstats.agreement import kernels as K
 from raterstats.agreement.categorical import repeat_pairs_coded
@@ -222,7 +223,7 @@ def agreement(
     level: Literal["item", "segment"] | None = None,
     ci_prob: float | None = None,
     n_boot: int | None = None,
-    random_seed: int | np.random.Generator | None = None,
+    random_seed: int | np.random.Generator | None = D.RANDOM_SEED,
     scheme_dim: str = "scheme",
 ) -> xr.Dataset:
     """Agreement statistics per dimension x design (or any ``by``), with bootstrap intervals.

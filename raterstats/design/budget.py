@@ -21,6 +21,7 @@ import polars as pl
 import xarray as xr
 from scipy.special import expit
 
+from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.design.compare import check_ordinal_fit, thin_posterior
 from raterstats.intervals import SAMPLE_DIMS, eti
@@ -314,7 +315,7 @@ def annotation_budget(
     max_workers: int | None = None,
     executor: Executor | None = None,
     client: Any = None,
-    random_seed: int = 0,
+    random_seed: int = D.RANDOM_SEED,
 ) -> xr.Dataset:
     """Projected reliability, ranking certainty and cost of other annotation designs.
 

@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 import xarray as xr
 
+from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.agreement import intra_rater_agreement, krippendorff_alpha, randolph_kappa
 from raterstats.intervals import SAMPLE_DIMS, eti, eti_np
@@ -139,8 +140,8 @@ def compare_designs(
     *,
     n_replicates: int = 100,
     level_map: Mapping[int, Any] | None = None,
-    ci_prob: float = 0.9,
-    random_seed: int = 0,
+    ci_prob: float | None = None,
+    random_seed: int = D.RANDOM_SEED,
 ) -> xr.Dataset:
     """Compare the reliability of annotation designs per dimension, from an ordinal fit.
 
@@ -192,6 +193,7 @@ def compare_designs(
     >>> ds["kappa"].dims
     ('replicate', 'dimension', 'design')
     """
+    ci_prob = D.ci_prob() if ci_prob is None else ci_prob
     from raterstats.models.base import model_from_datatree
     from raterstats.models.ordinal import _data_from_constants, reliability
 
@@ -342,8 +344,8 @@ def partial_annotation(
     ks: Iterable[int] = range(1, 7),
     design: str = "fine",
     n_subsets: int = 100,
-    ci_prob: float = 0.95,
-    random_seed: int = 0,
+    ci_prob: float | None = None,
+    random_seed: int = D.RANDOM_SEED,
 ) -> xr.Dataset:
     """What is lost when raters annotate only ``k`` of an answer's sentences.
 
@@ -374,6 +376,7 @@ def partial_annotation(
     >>> float(ds["spearman_mean"].sel(k=3, dimension="default"))
     1.0
     """
+    ci_prob = D.ci_prob() if ci_prob is None else ci_prob
     what = "partial_annotation"
     ks = [int(k) for k in ks]
     if not ks or min(ks) < 1:

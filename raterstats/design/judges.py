@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 import xarray as xr
 
+from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.agreement import randolph_kappa
 from raterstats.design.compare import check_ordinal_fit
@@ -83,7 +84,7 @@ def judge_agreement(
     return pl.DataFrame(rows)
 
 
-def judge_vs_experts(dt: xr.DataTree, *, ci_prob: float = 0.9) -> pl.DataFrame:
+def judge_vs_experts(dt: xr.DataTree, *, ci_prob: float | None = None) -> pl.DataFrame:
     """The judge's severity and discrimination (reliability) from the ordinal rater
     model next to each expert's, per dimension x design, with the judge's rank among all
     raters on discrimination (1 = most discriminating).
@@ -97,6 +98,7 @@ def judge_vs_experts(dt: xr.DataTree, *, ci_prob: float = 0.9) -> pl.DataFrame:
     >>> judge_vs_experts(dt).columns[:4]
     ['rater', 'dimension', 'design', 'is_human']
     """
+    ci_prob = D.ci_prob() if ci_prob is None else ci_prob
     from raterstats.models.ordinal import rater_table
 
     check_ordinal_fit(dt, "judge_vs_experts")

@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 import xarray as xr
 
+from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.agreement import DegenerateAgreementWarning
 from raterstats.design.budget import run_tasks
@@ -21,7 +22,9 @@ from raterstats.ranking import RawMethod
 from raterstats.ratings import Ratings
 
 
-def subsample_raters(ratings: Ratings, *, n_raters: int, random_seed: int = 0) -> Ratings:
+def subsample_raters(
+    ratings: Ratings, *, n_raters: int, random_seed: int = D.RANDOM_SEED
+) -> Ratings:
     """Keep ``n_raters`` randomly chosen raters per item (all their ratings of it: every
     dimension, segment, design and repeat); items with fewer raters keep all of theirs.
 
@@ -81,11 +84,11 @@ def subsampling_study(
     method: RawMethod = "mace",
     score_map: Any = None,
     statistics: Sequence[str] = ("kendall_tau_b", "spearman_rho"),
-    ci_prob: float = 0.9,
+    ci_prob: float | None = None,
     max_workers: int | None = 1,
     executor: Executor | None = None,
     client: Any = None,
-    random_seed: int = 0,
+    random_seed: int = D.RANDOM_SEED,
 ) -> xr.Dataset:
     """How well rankings from fewer raters per item agree with the full ranking.
 
@@ -116,6 +119,7 @@ def subsampling_study(
     >>> float(ds["mean"].sel(statistic="kendall_tau_b", n_raters=3).item())
     1.0
     """
+    ci_prob = D.ci_prob() if ci_prob is None else ci_prob
     from raterstats.ranking import rank_systems
 
     rs = [int(x) for x in n_raters]

@@ -4,6 +4,7 @@
 from raterstats.models.base import (
     FIT_ATTRS,
     POST_FIT_QUESTIONS,
+    Method,
     Model,
     ModelInputError,
     Prior,
@@ -23,6 +24,7 @@ __all__ = [
     "POST_FIT_QUESTIONS",
     "DawidSkene",
     "LengthEffect",
+    "Method",
     "Model",
     "ModelInputError",
     "OrdinalRaters",

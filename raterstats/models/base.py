@@ -283,7 +283,7 @@ class Model:
     references: ClassVar[tuple[str, ...]] = ()
     #: the fit method used when :func:`~raterstats.rank_systems` is asked to rank raw
     #: ratings by this model's labels (``method="mace"``); ``None``: not offered
-    rank_fit_method: ClassVar[str | None] = None
+    rank_fit_method: ClassVar[Method | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -763,6 +763,7 @@ def _unanswered(model: Model, question: str, what: str) -> TypeError:
 __all__ = [
     "FIT_ATTRS",
     "POST_FIT_QUESTIONS",
+    "Method",
     "Model",
     "ModelInputError",
     "Prior",
