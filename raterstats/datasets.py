@@ -128,10 +128,13 @@ def read_anaesthesia(path: str | Path) -> Ratings:
 
     Examples
     --------
+    >>> import tempfile
     >>> from pathlib import Path
-    >>> _ = Path("anaesthesia.csv").write_text(
-    ...     "item,annotator,repeat,label\n1,1,1,1\n1,1,2,1\n1,1,3,2\n1,2,1,3\n")
-    >>> r = read_anaesthesia("anaesthesia.csv")
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "anaesthesia.csv"
+    ...     _ = path.write_text(
+    ...         "item,annotator,repeat,label\n1,1,1,1\n1,1,2,1\n1,1,3,2\n1,2,1,3\n")
+    ...     r = read_anaesthesia(path)
     >>> r.n_ratings, sorted(r.data["rater"].unique().to_list())
     (4, ['1', '1 (3rd)', '2'])
     """

@@ -10,18 +10,24 @@ conventional 95 % bootstrap confidence level (:data:`AGREEMENT_CONFIDENCE`).
 
 from __future__ import annotations
 
+from typing import Final
+
 #: posterior draws per chain (NUTS, ADVI)
 DRAWS = 1000
-#: tuning (warm-up) steps per NUTS chain
-TUNE = 1000
+#: tuning (warm-up) steps per NUTS chain: nutpie's step-size and mass-matrix adaptation
+#: settles well within 500 (its own default is 300); benchmarks/RESULTS.md records R-hat,
+#: ESS and divergences of these settings on every benchmark study
+TUNE = 500
 #: NUTS chains
 CHAINS = 4
 #: NUTS sampler
-SAMPLER = "nutpie"
+SAMPLER: Final = "nutpie"
 #: fit method
-METHOD = "nuts"
-#: seed of every stochastic function that is not given one (bootstraps, label samples,
-#: tie-breaking, subsampling, simulations of designs, fits run by the command line)
+METHOD: Final = "nuts"
+#: seed of every stochastic function that is not given one (fits, bootstraps, label
+#: samples, tie-breaking, subsampling, simulations of designs), so that a call repeated
+#: without a seed gives the same numbers; pass ``random_seed=None`` to a fit for a fresh
+#: seed (recorded in the fit's attrs)
 RANDOM_SEED = 0
 #: bootstrap replicates (agreement confidence intervals, case bootstraps of rankings)
 N_BOOT = 1000

@@ -38,9 +38,7 @@ def escape_markdown_cell(text: str) -> str:
     >>> escape_markdown_cell("a|b\nc")
     'a\\|b c'
     """
-    return (
-        text.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", " ").replace("\n", " ")
-    )
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", " ").replace("\n", " ")
 
 
 def markdown_table(df: pl.DataFrame) -> str:

@@ -1,369 +1,32 @@
 """Read annotation exports (CSV, TSV, Parquet, JSON lines, polars or pandas frames) into a
 validated :class:`~raterstats.Ratings`.
 
-Validation lists every problem at once in one :class:`RatingsError` — file, 1-based row,
-column, offending value and what was expected — and never drops a row silently: the only
-rows left out are those the caller asked to exclude, and they are counted.
+The files are loaded by :mod:`raterstats.readers`; this module resolves the column roles,
+reshapes wide tables (one column per rater) to long ones, and validates every value.
+Validation lists every problem at once in one :class:`RatingsError`
+(:mod:`raterstats.ingest_errors`) — file, 1-based row, column, offending value and what was
+expected — and never drops a row silently: the only rows left out are those the caller
+asked to exclude, and they are counted.
 """
 
 from __future__ import annotations
 
 import difflib
-import io
-import json
-import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
 
 from raterstats import schema as S
-from raterstats.ratings import Exclusion, Ratings, _Meta
+from raterstats.ingest_errors import Problem, RatingsError
+from raterstats.provenance import Exclusion, Provenance
+from raterstats.ratings import Ratings
+from raterstats.readers import FileFormat, load_source
 from raterstats.scales import CategoricalScale, Scale, format_level, infer_scale
 
-FileFormat = Literal["csv", "tsv", "parquet", "jsonl", "json"]
-
-_SUFFIXES: dict[str, FileFormat] = {
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".tab": "tsv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "json",
-}
 _TRUE = {"true", "t", "yes", "y", "1", "repeat", "repeated"}
 _FALSE = {"false", "f", "no", "n", "0", "", "first"}
-_MAX_ROWS_SHOWN = 10
-_MAX_PROBLEMS_SHOWN = 50
-_JSON_ROW = "__json_line__"
 _WIDE_RATING = "__rating"
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One problem found in the input.
-
-    ``rows`` are 1-based data-row numbers (the header is not counted; for JSON lines the
-    line number); empty when the problem concerns a column or the whole file.
-    """
-
-    column: str | None
-    value: str | None
-    expected: str
-    rows: tuple[int, ...] = ()
-
-    def describe(self, source: str) -> str:
-        where = [source]
-        if self.rows:
-            shown = ", ".join(str(r) for r in self.rows[:_MAX_ROWS_SHOWN])
-            more = len(self.rows) - _MAX_ROWS_SHOWN
-            label = "row" if len(self.rows) == 1 else "rows"
-            where.append(f"{label} {shown}" + (f" (and {more} more)" if more > 0 else ""))
-        if self.column is not None:
-            where.append(f"column {self.column!r}")
-        got = "" if self.value is None else f"got {self.value!r}; "
-        return f"{', '.join(where)}: {got}expected {self.expected}"
-
-
-class RatingsError(ValueError):
-    """Every problem found while reading ratings, listed at once.
-
-    Attributes
-    ----------
-    source : str
-        The file (or a description of the frame) that was read.
-    problems : list of Problem
-        Each with column, value, expectation and the 1-based rows it occurs in.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from raterstats import read_ratings, RatingsError, OrdinalScale
-    >>> bad = pl.DataFrame({"item": ["a", "b"], "rater": ["x", ""], "rating": [3, 7]})
-    >>> try:
-    ...     read_ratings(bad, scale=OrdinalScale.likert(5))
-    ... except RatingsError as err:
-    ...     print(len(err.problems))
-    2
-    """
-
-    def __init__(self, source: str, problems: Sequence[Problem]) -> None:
-        self.source = source
-        self.problems = list(problems)
-        n = len(self.problems)
-        lines = [
-            f"{n} problem{'s' if n != 1 else ''} in ratings from {source} "
-            "(rows are data rows numbered from 1, header not counted):"
-        ]
-        for p in self.problems[:_MAX_PROBLEMS_SHOWN]:
-            lines.append("  - " + p.describe(source))
-        if n > _MAX_PROBLEMS_SHOWN:
-            lines.append(f"  ... and {n - _MAX_PROBLEMS_SHOWN} more (see .problems)")
-        super().__init__("\n".join(lines))
-
-
-# ----------------------------------------------------------------------------- loading
-
-
-def _undecodable_rows(raw: bytes, encoding: str, header: bool) -> list[Problem]:
-    problems = []
-    for lineno, line in enumerate(raw.split(b"\n"), start=1):
-        try:
-            line.decode(encoding)
-        except UnicodeDecodeError as err:
-            row = lineno - 1 if header else lineno
-            bad = line[err.start : err.end]
-            problems.append(
-                Problem(
-                    None,
-                    "0x" + bad.hex(),
-                    f"{encoding} text (byte {err.start + 1} of the line cannot be decoded; "
-                    "re-save the file as UTF-8 or pass encoding=...)",
-                    (row,) if row > 0 else (),
-                )
-            )
-    return problems
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise RatingsError(str(path), [Problem(None, None, "an existing file")]) from None
-    except OSError as err:
-        raise RatingsError(str(path), [Problem(None, None, f"a readable file ({err})")]) from None
-
-
-def _load_delimited(path: Path, sep: str, encoding: str) -> pl.DataFrame:
-    raw = _read_bytes(path)
-    if path.suffix.lower() == ".gz":
-        import gzip
-
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as err:
-            raise RatingsError(str(path), [Problem(None, None, f"gzip data ({err})")]) from None
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    if not raw.strip():
-        raise RatingsError(
-            str(path), [Problem(None, None, "a header and data rows (file is empty)")]
-        )
-    try:
-        text = raw.decode(encoding)
-    except UnicodeDecodeError:
-        raise RatingsError(str(path), _undecodable_rows(raw, encoding, header=True)) from None
-    try:
-        return pl.read_csv(
-            io.StringIO(text),
-            separator=sep,
-            infer_schema=False,
-            empty_string_is_null=True,
-            truncate_ragged_lines=False,
-        )
-    except (pl.exceptions.PolarsError, ValueError) as err:
-        kind = "TSV" if sep == "\t" else "CSV"
-        problems = _ragged_rows(text, sep, kind)
-        if not problems:
-            msg = str(err).splitlines()[0] if str(err) else type(err).__name__
-            problems = [Problem(None, None, f"well-formed {kind} ({msg})")]
-        raise RatingsError(str(path), problems) from None
-
-
-def _ragged_rows(text: str, sep: str, kind: str) -> list[Problem]:
-    """Rows whose number of fields differs from the header's (polars only says 'ragged')."""
-    import csv
-
-    reader = csv.reader(io.StringIO(text), delimiter=sep)
-    try:
-        header = next(reader)
-    except (StopIteration, csv.Error):
-        return []
-    problems = []
-    try:
-        for row, fields in enumerate(reader, start=1):
-            if fields and len(fields) != len(header):
-                problems.append(
-                    Problem(
-                        None,
-                        f"{len(fields)} fields",
-                        f"{len(header)} fields as in the {kind} header",
-                        (row,),
-                    )
-                )
-    except csv.Error as err:
-        problems.append(Problem(None, None, f"well-formed {kind} ({err})"))
-    return problems
-
-
-def _scalar_text(v: Any) -> str | None:
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return format_level(v) if v == v else None
-    return str(v)
-
-
-def _records_to_frame(records: list[tuple[int, Any]], source: str) -> pl.DataFrame:
-    problems: list[Problem] = []
-    names: dict[str, None] = {}
-    for row, rec in records:
-        if not isinstance(rec, dict):
-            problems.append(Problem(None, type(rec).__name__, "a JSON object per record", (row,)))
-            continue
-        for k, v in rec.items():
-            names.setdefault(str(k), None)
-            if isinstance(v, dict | list):
-                problems.append(Problem(str(k), json.dumps(v)[:60], "a scalar value", (row,)))
-    if problems:
-        raise RatingsError(source, problems)
-    cols: dict[str, list[str | None]] = {n: [] for n in names}
-    for _, rec in records:
-        for n in names:
-            cols[n].append(_scalar_text(rec.get(n)))
-    rows = [row for row, _ in records]
-    frame = pl.DataFrame(cols, schema=dict.fromkeys(names, pl.String))
-    return frame.with_columns(pl.Series(_JSON_ROW, rows, dtype=pl.Int64))
-
-
-def _load_jsonl(path: Path, encoding: str) -> pl.DataFrame:
-    raw = _read_bytes(path)
-    if not raw.strip():
-        raise RatingsError(str(path), [Problem(None, None, "JSON lines (file is empty)")])
-    try:
-        text = raw.decode(encoding)
-    except UnicodeDecodeError:
-        raise RatingsError(str(path), _undecodable_rows(raw, encoding, header=False)) from None
-    records: list[tuple[int, Any]] = []
-    problems: list[Problem] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append((lineno, json.loads(line)))
-        except json.JSONDecodeError as err:
-            problems.append(Problem(None, line[:60], f"a JSON object ({err.msg})", (lineno,)))
-    if problems:
-        raise RatingsError(str(path), problems)
-    return _records_to_frame(records, str(path))
-
-
-def _load_json(path: Path, encoding: str) -> pl.DataFrame:
-    raw = _read_bytes(path)
-    try:
-        doc = json.loads(raw.decode(encoding))
-    except UnicodeDecodeError:
-        raise RatingsError(str(path), _undecodable_rows(raw, encoding, header=False)) from None
-    except json.JSONDecodeError as err:
-        raise RatingsError(
-            str(path),
-            [Problem(None, None, f"a JSON array of records ({err.msg}, line {err.lineno})")],
-        ) from None
-    if not isinstance(doc, list):
-        raise RatingsError(
-            str(path), [Problem(None, type(doc).__name__, "a JSON array of records")]
-        )
-    return _records_to_frame(list(enumerate(doc, start=1)), str(path))
-
-
-def _load_parquet(path: Path) -> pl.DataFrame:
-    _read_bytes(path)  # existence / permission errors with a clear message
-    try:
-        return pl.read_parquet(path)
-    except (pl.exceptions.PolarsError, OSError, ValueError) as err:
-        msg = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise RatingsError(str(path), [Problem(None, None, f"a Parquet file ({msg})")]) from None
-
-
-def _stringify(frame: pl.DataFrame) -> pl.DataFrame:
-    """Every column as text (nulls kept), so that validation sees values as written."""
-    out = []
-    for name, dtype in frame.schema.items():
-        col = pl.col(name)
-        if dtype.is_float():
-            col = col.fill_nan(None)
-            vals = frame.get_column(name).fill_nan(None).drop_nulls()
-            integral = bool((vals == vals.floor()).all()) and bool((vals.abs() < 2**53).all())
-            if vals.len() and integral:
-                col = col.cast(pl.Int64)
-        elif dtype == pl.Boolean:
-            col = pl.when(col).then(pl.lit("true")).when(~col).then(pl.lit("false"))
-        elif dtype.is_nested():
-            col = col.cast(pl.String, strict=False)
-        out.append(col.cast(pl.String).alias(name))
-    return frame.select(out) if out else frame
-
-
-def _load(source: Any, file_format: FileFormat | None, encoding: str) -> tuple[pl.DataFrame, str]:
-    """Load a source as an all-text frame with a 1-based ``source_row`` column."""
-    if isinstance(source, pl.LazyFrame):
-        source = source.collect()
-    if isinstance(source, pl.DataFrame):
-        frame, name = source, "a polars DataFrame"
-    elif type(source).__module__.startswith("pandas") and hasattr(source, "columns"):
-        name = "a pandas DataFrame"
-        try:
-            frame = pl.from_pandas(source)
-        except Exception as err:  # pandas objects polars cannot convert
-            raise RatingsError(
-                name, [Problem(None, None, f"a convertible frame ({err})")]
-            ) from None
-    elif isinstance(source, str | os.PathLike):
-        path = Path(source)
-        suffix = path.suffix.lower()
-        if suffix == ".gz":
-            suffix = Path(path.stem).suffix.lower()
-        fmt = file_format or _SUFFIXES.get(suffix)
-        if fmt is None:
-            raise RatingsError(
-                str(path),
-                [
-                    Problem(
-                        None,
-                        path.suffix,
-                        "a .csv, .tsv, .parquet, .jsonl or .json file (or pass file_format=)",
-                    )
-                ],
-            )
-        name = str(path)
-        if fmt in ("csv", "tsv"):
-            frame = _load_delimited(path, "," if fmt == "csv" else "\t", encoding)
-        elif fmt == "parquet":
-            frame = _load_parquet(path)
-        elif fmt == "jsonl":
-            frame = _load_jsonl(path, encoding)
-        else:
-            frame = _load_json(path, encoding)
-    else:
-        raise TypeError(
-            f"read_ratings: source must be a path or a polars/pandas DataFrame, not "
-            f"{type(source).__name__}"
-        )
-    if frame.height == 0:
-        raise RatingsError(name, [Problem(None, None, "at least one data row (input is empty)")])
-    # JSON loaders number records by their line; other sources by position
-    rows = (
-        frame.get_column(_JSON_ROW)
-        if _JSON_ROW in frame.columns
-        else pl.Series(range(1, frame.height + 1), dtype=pl.Int64)
-    )
-    frame = _stringify(frame.drop(_JSON_ROW, strict=False))
-    if S.ROW in frame.columns:
-        raise RatingsError(
-            name,
-            [
-                Problem(
-                    S.ROW, None, f"no column named {S.ROW!r} (reserved for row numbers; rename it)"
-                )
-            ],
-        )
-    return frame.with_columns(rows.alias(S.ROW)), name
 
 
 # ----------------------------------------------------------------------------- columns
@@ -549,7 +212,7 @@ def read_ratings(
         raise ValueError(f"format must be 'long' or 'wide', not {format!r}")
     if missing not in ("error", "drop"):
         raise ValueError(f"missing must be 'error' or 'drop', not {missing!r}")
-    raw, loaded_as = _load(source, file_format, encoding)
+    raw, loaded_as = load_source(source, file_format=file_format, encoding=encoding)
     name = name or loaded_as
     problems: list[Problem] = []
     present = [c for c in raw.columns if c != S.ROW]
@@ -560,38 +223,16 @@ def read_ratings(
     steps: list[str] = []
     rater_cols: list[str] = []
     if format == "wide":
-        role_cols = set(mapping.values()) | set(keep)
-        rater_cols = (
-            list(raters) if raters is not None else [c for c in present if c not in role_cols]
+        raw, rater_cols, step = _wide_to_long(
+            raw,
+            name=name,
+            present=present,
+            mapping=mapping,
+            raters=raters,
+            keep=keep,
+            problems=problems,
         )
-        for c in rater_cols:
-            if c not in present:
-                problems.append(Problem(c, None, f"a rater column of the input (has {present})"))
-        rater_cols = [c for c in rater_cols if c in present]
-        if S.RATER in mapping or S.RATING in mapping:
-            problems.append(
-                Problem(
-                    None, None, "no 'rater'/'rating' roles in wide format (each rater is a column)"
-                )
-            )
-        if not rater_cols:
-            problems.append(Problem(None, None, "at least one rater column in wide format"))
-        if problems:
-            raise RatingsError(name, problems)
-        id_cols = [c for c in raw.columns if c not in rater_cols]
-        long = raw.unpivot(
-            index=id_cols, on=rater_cols, variable_name="__rater", value_name=_WIDE_RATING
-        )
-        n_empty = int(long.get_column(_WIDE_RATING).is_null().sum())
-        long = long.filter(pl.col(_WIDE_RATING).is_not_null())
-        steps.append(
-            f"wide format: {len(rater_cols)} rater columns; {n_empty} empty cells are not-rated"
-        )
-        mapping[S.RATER] = "__rater"
-        mapping[S.RATING] = _WIDE_RATING
-        raw = long.sort(S.ROW, "__rater", maintain_order=True)
-        if raw.height == 0:
-            raise RatingsError(name, [Problem(None, None, "at least one rating (all cells empty)")])
+        steps.append(step)
 
     used = set(mapping.values()) | set(keep) | set(rater_cols if format == "wide" else ())
     ignored = tuple(c for c in present if c not in used)
@@ -717,7 +358,71 @@ def read_ratings(
                 work = work.filter(~null_rating)
     scales, inferred, work = _encode_ratings(work, scale, mapping, problems)
 
-    # item-level attributes must be constant per item; rater kind per rater
+    _check_constant_per(work, mapping, problems)
+    _check_duplicates(work, mapping, problems)
+
+    if problems:
+        raise RatingsError(name, problems)
+
+    meta = Provenance(
+        source=name,
+        exclusions=tuple(excluded),
+        steps=tuple(steps),
+        ignored_columns=ignored,
+        inferred_scales=tuple(inferred),
+        extra_columns=tuple(keep),
+    )
+    return Ratings(work, scales, provenance=meta)
+
+
+def _wide_to_long(
+    raw: pl.DataFrame,
+    *,
+    name: str,
+    present: Sequence[str],
+    mapping: dict[str, str],
+    raters: Sequence[str] | None,
+    keep: Sequence[str],
+    problems: list[Problem],
+) -> tuple[pl.DataFrame, list[str], str]:
+    """Unpivot one-column-per-rater data to one rating per row (empty cells: not rated).
+
+    Adds the ``rater`` / ``rating`` roles to ``mapping``; returns the long frame, the rater
+    columns and the processing step; raises with every problem found so far.
+    """
+    role_cols = set(mapping.values()) | set(keep)
+    rater_cols = list(raters) if raters is not None else [c for c in present if c not in role_cols]
+    for c in rater_cols:
+        if c not in present:
+            problems.append(Problem(c, None, f"a rater column of the input (has {present})"))
+    rater_cols = [c for c in rater_cols if c in present]
+    if S.RATER in mapping or S.RATING in mapping:
+        problems.append(
+            Problem(None, None, "no 'rater'/'rating' roles in wide format (each rater is a column)")
+        )
+    if not rater_cols:
+        problems.append(Problem(None, None, "at least one rater column in wide format"))
+    if problems:
+        raise RatingsError(name, problems)
+    id_cols = [c for c in raw.columns if c not in rater_cols]
+    long = raw.unpivot(
+        index=id_cols, on=rater_cols, variable_name="__rater", value_name=_WIDE_RATING
+    )
+    n_empty = int(long.get_column(_WIDE_RATING).is_null().sum())
+    long = long.filter(pl.col(_WIDE_RATING).is_not_null())
+    step = f"wide format: {len(rater_cols)} rater columns; {n_empty} empty cells are not-rated"
+    mapping[S.RATER] = "__rater"
+    mapping[S.RATING] = _WIDE_RATING
+    raw = long.sort(S.ROW, "__rater", maintain_order=True)
+    if raw.height == 0:
+        raise RatingsError(name, [Problem(None, None, "at least one rating (all cells empty)")])
+    return raw, rater_cols, step
+
+
+def _check_constant_per(
+    work: pl.DataFrame, mapping: Mapping[str, str], problems: list[Problem]
+) -> None:
+    """Item-level attributes must be constant per item, the rater kind per rater."""
     for role, per in (
         (S.SYSTEM, S.ITEM),
         (S.QUESTION, S.ITEM),
@@ -740,14 +445,18 @@ def read_ratings(
         for key, _, vals, rows in clash.iter_rows():
             problems.append(
                 Problem(
-                    col_name(role),
+                    mapping.get(role, role),
                     ", ".join(map(format_level, vals)),
                     f"one {role} per {per} ({per} {key!r} has several)",
                     tuple(rows),
                 )
             )
 
-    # duplicates
+
+def _check_duplicates(
+    work: pl.DataFrame, mapping: Mapping[str, str], problems: list[Problem]
+) -> None:
+    """One rating per (item, segment, rater, dimension, design) unless marked repeated."""
     if S.ITEM in work.columns and S.RATER in work.columns and S.RATING in work.columns:
         key = [c for c in S.KEY if c in work.columns]
         dups = (
@@ -773,19 +482,6 @@ def read_ratings(
                     tuple(rec["rows"]),
                 )
             )
-
-    if problems:
-        raise RatingsError(name, problems)
-
-    meta = _Meta(
-        source=name,
-        exclusions=tuple(excluded),
-        steps=tuple(steps),
-        ignored_columns=ignored,
-        inferred_scales=tuple(inferred),
-        extra_columns=tuple(keep),
-    )
-    return Ratings(work, scales, _meta=meta)
 
 
 def _encode_ratings(
@@ -882,3 +578,6 @@ def _encode_ratings(
     ):
         out = out.with_columns(pl.col(S.CODE).cast(pl.Int32))
     return scales, inferred, out
+
+
+__all__ = ["FileFormat", "Problem", "RatingsError", "read_ratings"]

@@ -1,9 +1,10 @@
-"""System rankings with uncertainty, ranking agreement, label-distribution tables and
-case-difficulty profiles.
+"""System rankings with uncertainty and ranking agreement (the descriptive tables of
+ratings are in :mod:`raterstats.descriptive`).
 
-:func:`rank_systems` turns a fitted model (``OrdinalRaters``: the system effects / fair
-averages; ``MACE`` / ``DawidSkene``: item label posteriors mapped through a score map and
-averaged per system) or raw :class:`~raterstats.Ratings` (mean score, majority vote, the
+:func:`rank_systems` turns a fitted model (through the model registry: each model answers
+``system_score_draws`` itself; ``OrdinalRaters``: the system effects / fair averages;
+``MACE`` / ``DawidSkene``: item label posteriors mapped through a score map and averaged per
+system) or raw :class:`~raterstats.Ratings` (mean score, majority vote, the
 summed "Pyramid" score, EM labels of MACE / Dawid-Skene, all with a case bootstrap) into
 draws of a score per system, and summarises them in one labelled ``xr.Dataset``: score
 summaries, pairwise ``P(a > b)``, credible intervals of the differences, rank
@@ -30,6 +31,8 @@ from raterstats.agreement.ranking import (
     rbo,
     spearman_rho,
 )
+from raterstats.intervals import SAMPLE_DIMS, eti
+from raterstats.models import Model, model_class, model_from_datatree, registered_models
 from raterstats.ratings import Ratings
 from raterstats.scales import CategoricalScale
 from raterstats.scoring import (
@@ -40,8 +43,12 @@ from raterstats.scoring import (
     system_means,
 )
 
-SAMPLE_DIMS = ("chain", "draw")
-RawMethod = Literal["mean", "majority", "pyramid", "mace", "dawid_skene"]
+#: ways to score raw ratings without a model; a registered model with a
+#: ``rank_fit_method`` (MACE, Dawid-Skene: EM labels) is accepted by name as well
+RAW_METHODS = ("mean", "majority", "pyramid")
+#: ``method`` of :func:`rank_systems` on raw ratings: one of :data:`RAW_METHODS` or a model
+#: name (see :func:`rank_methods`)
+RawMethod = Literal["mean", "majority", "pyramid"] | str
 
 #: Ranking-agreement statistics understood by :func:`ranking_agreement`.
 RANKING_STATISTICS = ("kendall_tau_b", "spearman_rho", "rbo", "normalized_rank_position")
@@ -71,15 +78,6 @@ def rank_draws(
 
 
 # ---------------------------------------------------------------------------- summaries
-
-
-def _eti(da: xr.DataArray, prob: float) -> tuple[xr.DataArray, xr.DataArray]:
-    """Lower and upper bounds of the equal-tailed interval over the sample dims (also used
-    by :mod:`raterstats.design`)."""
-    import arviz_stats as azs
-
-    ci = azs.eti(da, prob=prob, dim=list(SAMPLE_DIMS))
-    return ci.isel(ci_bound=0, drop=True), ci.isel(ci_bound=1, drop=True)
 
 
 def _verdict(
@@ -167,8 +165,8 @@ def summarize_ranking(
     diff = scores - other
     sign = 1.0 if higher_is_better else -1.0
     p_better = (sign * diff > 0).mean(SAMPLE_DIMS)
-    d_low, d_high = _eti(diff, ci_prob)
-    s_low, s_high = _eti(scores, ci_prob)
+    d_low, d_high = eti(diff, ci_prob)
+    s_low, s_high = eti(scores, ci_prob)
     rng = np.random.default_rng(random_seed)
     ranks = rank_draws(scores.values, rng, descending=higher_is_better)
     m = len(systems)
@@ -219,95 +217,30 @@ def summarize_ranking(
 # ---------------------------------------------------------------------------- sources
 
 
-def _ordinal_scores(dt: xr.DataTree, score: str) -> xr.DataArray:
-    from raterstats.models.ordinal import system_scores
+def rank_methods() -> tuple[str, ...]:
+    """The ``method`` values :func:`rank_systems` accepts for raw ratings: the
+    :data:`RAW_METHODS` and the registered models that declare a ``rank_fit_method``.
 
-    sc = system_scores(dt)
-    if score not in ("fair_average", "latent"):
+    Examples
+    --------
+    >>> rank_methods()
+    ('mean', 'majority', 'pyramid', 'dawid_skene', 'mace')
+    """
+    fitted = sorted(n for n, c in registered_models().items() if c.rank_fit_method is not None)
+    return (*RAW_METHODS, *fitted)
+
+
+def _rank_model(method: str) -> type[Model]:
+    try:
+        cls = model_class(method)
+    except ValueError:
+        cls = None
+    if cls is None or cls.rank_fit_method is None:
         raise ValueError(
-            f"score must be 'fair_average' or 'latent' for an OrdinalRaters fit, not {score!r}"
+            f"rank_systems: method must be one of {', '.join(map(repr, rank_methods()))} for "
+            f"raw ratings, not {method!r}"
         )
-    return (
-        sc[score]
-        .astype(str(sc[score].dtype))
-        .assign_coords(system=[str(s) for s in sc["system"].values])
-    )
-
-
-def _label_prob_draws(
-    dt: xr.DataTree, *, max_draws: int, rng: np.random.Generator
-) -> tuple[np.ndarray, Any]:
-    """Per-draw label posteriors ``(S, n_units, K)`` of a MACE / Dawid-Skene fit."""
-    from raterstats.models.base import model_from_datatree
-    from raterstats.models.latent_class import LatentClassModel, data_from_groups, logsumexp_np
-
-    model = model_from_datatree(dt)
-    if not isinstance(model, LatentClassModel):
-        raise TypeError(f"{dt.attrs.get('model')!r} fits have no item label posteriors")
-    data = data_from_groups(dt["constant_data"].to_dataset(), dt["observed_data"].to_dataset())
-    params = model.params_from_posterior(dt["posterior"].to_dataset())
-    n = next(iter(params.values())).shape[0]
-    keep = np.sort(rng.choice(n, size=min(n, max_draws), replace=False))
-    params = {k: v[keep] for k, v in params.items()}
-    joint = model.pattern_log_joint(params, data)
-    prob = np.exp(joint - logsumexp_np(joint, axis=-1)[..., None])
-    return np.nan_to_num(prob[:, data.unit_pattern]), data
-
-
-def _categorical_scores(
-    dt: xr.DataTree,
-    ratings: Ratings | None,
-    score_map: ScoreMapArg,
-    *,
-    labels: str,
-    n_boot: int,
-    max_draws: int,
-    rng: np.random.Generator,
-) -> xr.DataArray:
-    what = "rank_systems"
-    if labels not in ("sample", "expected", "map"):
-        raise ValueError(f"{what}: labels must be 'sample', 'expected' or 'map', not {labels!r}")
-    if ratings is None:
-        raise ValueError(
-            f"{what}: a {dt.attrs.get('model')} fit does not store which system produced each "
-            "item; pass ratings= (the ratings that were fitted, with a 'system' column)"
-        )
-    table = item_system_table(ratings, what)
-    prob, data = _label_prob_draws(dt, max_draws=max_draws, rng=rng)
-    seg = np.asarray(data.unit_segment)
-    if (seg != "").any():
-        raise ValueError(
-            f"{what}: the fit has segment-level units; rank systems from whole-item ratings "
-            "(aggregate segments first)"
-        )
-    items = sorted(set(data.unit_item))
-    known = set(table[S.ITEM].to_list())
-    unknown = [i for i in items if i not in known]
-    if unknown:
-        raise ValueError(f"{what}: items {unknown[:5]} of the fit are not in ratings=")
-    pos = {it: k for k, it in enumerate(items)}
-    unit_item = np.asarray([pos[i] for i in data.unit_item])
-    n_rep = n_boot if n_boot else prob.shape[0]
-    rows = np.arange(n_rep) % prob.shape[0]
-    out = []
-    for d, dim in enumerate(data.dimensions):
-        levels = data.categories[d]
-        sv = score_vector(dim, levels, score_map, what)
-        sel = np.flatnonzero(data.unit_dim == d)
-        p = prob[:, sel, : len(levels)]
-        if labels == "sample":
-            u = rng.random((n_rep, sel.size, 1))
-            code = np.minimum((u > np.cumsum(p[rows], axis=-1)).sum(-1), len(levels) - 1)
-            val = sv[code]
-        elif labels == "map":
-            val = sv[np.argmax(p, axis=-1)]
-        else:
-            val = p @ sv
-        item_scores = np.full((val.shape[0], len(items)), np.nan)
-        item_scores[:, unit_item[sel]] = val
-        arr, systems = system_means(item_scores, table, items, n_boot=n_boot, rng=rng)
-        out.append(arr)
-    return as_draws(np.stack(out, axis=1), systems, {"dimension": list(data.dimensions)})
+    return cls
 
 
 def _raw_scores(
@@ -320,18 +253,12 @@ def _raw_scores(
     random_seed: int,
 ) -> xr.DataArray:
     what = "rank_systems"
-    if method in ("mace", "dawid_skene"):
-        from raterstats.models import MACE, DawidSkene
-
-        model = MACE() if method == "mace" else DawidSkene()
-        dt = model.fit(ratings, method="em", random_seed=random_seed)
-        return _categorical_scores(
-            dt, ratings, score_map, labels="map", n_boot=n_boot, max_draws=1, rng=rng
-        )
-    if method not in ("mean", "majority", "pyramid"):
-        raise ValueError(
-            f"{what}: method must be one of 'mean', 'majority', 'pyramid', 'mace', "
-            f"'dawid_skene' for raw ratings, not {method!r}"
+    if method not in RAW_METHODS:
+        cls = _rank_model(method)
+        spec = cls()
+        dt = spec.fit(ratings, method=cls.rank_fit_method, random_seed=random_seed)
+        return spec.system_score_draws(
+            dt, score="", score_map=score_map, labels="map", n_boot=n_boot, max_draws=1, rng=rng
         )
     if ratings.has_segments:
         raise ValueError(
@@ -379,6 +306,18 @@ def _raw_scores(
     return as_draws(np.stack(out, axis=1), systems, {"dimension": dims})
 
 
+def _check_systems(draws: xr.DataArray, ratings: Ratings) -> None:
+    """The systems a fit ranks must be those of ``ratings`` (the optional cross-check)."""
+    fitted = sorted(str(x) for x in draws["system"].values)
+    given = sorted(str(x) for x in ratings.systems)
+    if fitted != given:
+        raise ValueError(
+            f"rank_systems: ratings= has systems {given} but the fit ranks {fitted}: pass the "
+            "ratings that were fitted (or leave ratings= out: the fit stores its item -> "
+            "system map)"
+        )
+
+
 def rank_systems(
     source: xr.DataTree | Ratings,
     *,
@@ -398,19 +337,23 @@ def rank_systems(
     Parameters
     ----------
     source : xr.DataTree or Ratings
-        A fit of :class:`~raterstats.OrdinalRaters` (system scores per dimension and
-        design), :class:`~raterstats.MACE` or :class:`~raterstats.DawidSkene` (label
-        posteriors mapped through ``score_map``, averaged per system; needs ``ratings``),
-        or raw ratings (then ``method`` says how to score them).
-    method : {"mean", "majority", "pyramid", "mace", "dawid_skene"}
-        For raw ratings: mean score over raters; the score of the majority label (ties:
-        the lower score); the summed "Pyramid" score (scores summed over an item's raters,
-        averaged over the system's cases, as in shared-task reports); or the labels of a
-        MACE / Dawid-Skene EM fit. Each gets a bootstrap over cases (questions; items when
-        there is no question column) with ``n_boot`` replicates.
+        A fit of a model that answers ``system_score_draws`` (dispatched through the
+        model registry: :class:`~raterstats.OrdinalRaters` gives system scores per
+        dimension and design; :class:`~raterstats.MACE` and :class:`~raterstats.DawidSkene`
+        map their item label posteriors through ``score_map`` and average them per
+        system, using the item -> system (and question) map the fit stores), or raw
+        ratings (then ``method`` says how to score them).
+    method : str
+        For raw ratings (:func:`rank_methods` lists them): ``"mean"`` (mean score over
+        raters); ``"majority"`` (the score of the majority label; ties: the lower score);
+        ``"pyramid"`` (scores summed over an item's raters, averaged over the system's
+        cases, as in shared-task reports); or the name of a model with a
+        ``rank_fit_method`` (``"mace"``, ``"dawid_skene"``: the labels of an EM fit). Each
+        gets a bootstrap over cases (questions; items when there is no question column)
+        with ``n_boot`` replicates.
     ratings : Ratings, optional
-        The fitted ratings, for a MACE / Dawid-Skene fit: the item -> system map (the
-        fit's DataTree does not store it).
+        For a fit: the ratings that were fitted, as a cross-check (their systems must be
+        those the fit ranks). Not needed: the fit stores its item -> system map.
     score : {"fair_average", "latent"}
         For an ordinal fit: the expected rating of a typical rater per design, or the
         latent system effect (one per dimension).
@@ -459,26 +402,18 @@ def rank_systems(
         )
         label = f"ratings ({method})"
     elif isinstance(source, xr.DataTree):
-        model = source.attrs.get("model")
-        if model == "ordinal_raters":
-            draws = _ordinal_scores(source, score)
-            label = f"ordinal_raters ({score})"
-        elif model in ("mace", "dawid_skene"):
-            draws = _categorical_scores(
-                source,
-                ratings,
-                score_map,
-                labels=labels,
-                n_boot=n_boot,
-                max_draws=max_draws,
-                rng=rng,
-            )
-            label = f"{model} ({source.attrs.get('method', '')} fit)"
-        else:
-            raise ValueError(
-                f"rank_systems: expected an OrdinalRaters, MACE or DawidSkene fit, got "
-                f"model {model!r}"
-            )
+        draws = model_from_datatree(source).system_score_draws(
+            source,
+            score=score,
+            score_map=score_map,
+            labels=labels,
+            n_boot=n_boot,
+            max_draws=max_draws,
+            rng=rng,
+        )
+        label = str(draws.attrs.get("source", source.attrs.get("model", "")))
+        if ratings is not None:
+            _check_systems(draws, ratings)
     else:
         raise TypeError(f"rank_systems: expected an xr.DataTree or Ratings, got {type(source)!r}")
     ds = summarize_ranking(draws, ci_prob=ci_prob, rope=rope, random_seed=random_seed)
@@ -680,156 +615,13 @@ def ranking_agreement(
     )
 
 
-# ---------------------------------------------------------------------------- tables
-
-
-def label_distributions(
-    ratings: Ratings,
-    *,
-    fit: xr.DataTree | None = None,
-    by: Sequence[str] = (S.SYSTEM,),
-) -> pl.DataFrame:
-    """Share of each label per dimension (and ``by``) under three aggregations.
-
-    ``all ratings``: every first rating counts once; ``majority``: one label per item, the
-    most frequent (ties: the first level of the scale); ``model``: the most probable label
-    of each item under a MACE / Dawid-Skene ``fit`` of the same ratings.
-
-    Returns
-    -------
-    polars.DataFrame
-        Columns ``aggregation, dimension, *by, rating, n, share``.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from raterstats import read_ratings
-    >>> r = read_ratings(pl.DataFrame({"item": ["i1"] * 3 + ["i2"] * 3,
-    ...     "rater": ["x", "y", "z"] * 2, "rating": ["yes", "yes", "no", "no", "no", "yes"],
-    ...     "system": ["s"] * 6}))
-    >>> t = label_distributions(r)
-    >>> t.filter(pl.col("aggregation") == "majority")["share"].to_list()
-    [0.5, 0.5]
-    """
-    d = ratings.data.filter(~pl.col(S.REPEAT))
-    by = [c for c in by if c in d.columns]
-    base = [S.DIMENSION, *by]
-    parts = [
-        d.select(*base, S.ITEM, S.SEGMENT, S.RATING, S.CODE).with_columns(
-            pl.lit("all ratings").alias("aggregation")
-        )
-    ]
-    unit = [S.ITEM, S.SEGMENT, S.DIMENSION]
-    maj = (
-        d.group_by(*unit, *by, S.RATING, S.CODE)
-        .agg(pl.len().alias("__n"))
-        .sort(*unit, "__n", S.CODE, descending=[False, False, False, True, False], nulls_last=True)
-        .group_by(unit, maintain_order=True)
-        .first()
-        .with_columns(pl.lit("majority").alias("aggregation"))
-    )
-    parts.append(maj.select(parts[0].columns))
-    if fit is not None:
-        from raterstats.posterior import item_posterior
-
-        post = item_posterior(fit)
-        lab = pl.from_pandas(post[["label", "n_ratings"]].to_dataframe().reset_index()).filter(
-            pl.col("n_ratings") > 0
-        )
-        attrs = d.select(S.ITEM, *by).unique(subset=S.ITEM)
-        lab = lab.join(attrs, on=S.ITEM, how="left").rename({"label": S.RATING})
-        parts.append(
-            lab.select(
-                *base,
-                S.ITEM,
-                pl.lit(None, dtype=pl.String).alias(S.SEGMENT),
-                pl.col(S.RATING).cast(pl.String),
-                pl.lit(None, dtype=pl.Int64).alias(S.CODE),
-                pl.lit("model").alias("aggregation"),
-            )
-        )
-    allp = pl.concat(
-        [
-            p.with_columns(pl.col(S.CODE).cast(pl.Int64), pl.col(S.RATING).cast(pl.String))
-            for p in parts
-        ],
-        how="diagonal_relaxed",
-    )
-    keys = ["aggregation", *base]
-    counts = allp.group_by(*keys, S.RATING).agg(pl.len().alias("n"))
-    return (
-        counts.with_columns((pl.col("n") / pl.col("n").sum().over(keys)).alias("share"))
-        .select(*keys, S.RATING, "n", "share")
-        .sort(*keys, S.RATING)
-    )
-
-
-def case_difficulty(ratings: Ratings, *, score_map: ScoreMapArg = None) -> pl.DataFrame:
-    """Case-difficulty profile: per case (question) and dimension, the mean score over
-    the systems' answers and the dispersion across systems.
-
-    An item's score is its mean rating (``score_map`` for categorical labels); a case's
-    ``mean`` is the mean over its systems' item scores and ``sd_across_systems`` their
-    standard deviation: hard cases have a low mean, discriminating cases a large spread.
-
-    Returns
-    -------
-    polars.DataFrame
-        Columns ``question, dimension, n_systems, mean, sd_across_systems, min, max``,
-        hardest case first per dimension.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from raterstats import read_ratings
-    >>> r = read_ratings(pl.DataFrame({"item": ["q1-a", "q1-b", "q2-a", "q2-b"],
-    ...     "rater": ["x"] * 4, "rating": [1, 3, 4, 4], "system": ["a", "b", "a", "b"],
-    ...     "question": ["q1", "q1", "q2", "q2"]}))
-    >>> case_difficulty(r)["mean"].to_list()
-    [2.0, 4.0]
-    """
-    what = "case_difficulty"
-    item_system_table(ratings, what)
-    d = ratings.data.filter(~pl.col(S.REPEAT))
-    if S.QUESTION not in d.columns:
-        raise ValueError(f"{what}: the ratings need a 'question' (case) column")
-    frames = []
-    for dim in ratings.dimensions:
-        part = d.filter(pl.col(S.DIMENSION) == dim)
-        scale = ratings.scale_for(dim)
-        if isinstance(scale, CategoricalScale) and score_map is not None:
-            sv = score_vector(dim, [str(v) for v in scale.levels], score_map, what)
-            s = pl.col(S.CODE).replace_strict(dict(enumerate(sv.tolist())), return_dtype=pl.Float64)
-        else:
-            s = pl.col(S.VALUE).cast(pl.Float64)
-        if part[S.VALUE].null_count() and not (
-            isinstance(scale, CategoricalScale) and score_map is not None
-        ):
-            raise ValueError(f"{what}: dimension {dim!r} has non-numeric labels; pass score_map=")
-        item = part.group_by(S.ITEM, S.SYSTEM, S.QUESTION).agg(s.mean().alias("__s"))
-        frames.append(
-            item.group_by(S.QUESTION)
-            .agg(
-                pl.col(S.SYSTEM).n_unique().alias("n_systems"),
-                pl.col("__s").mean().alias("mean"),
-                pl.col("__s").std().alias("sd_across_systems"),
-                pl.col("__s").min().alias("min"),
-                pl.col("__s").max().alias("max"),
-            )
-            .with_columns(pl.lit(dim).alias(S.DIMENSION))
-        )
-    out = pl.concat(frames)
-    return out.select(
-        S.QUESTION, S.DIMENSION, "n_systems", "mean", "sd_across_systems", "min", "max"
-    ).sort(S.DIMENSION, "mean", S.QUESTION)
-
-
 __all__ = [
     "RANKING_STATISTICS",
-    "case_difficulty",
+    "RAW_METHODS",
+    "RawMethod",
     "compare_rankings",
-    "label_distributions",
     "rank_draws",
+    "rank_methods",
     "rank_systems",
     "rank_table",
     "ranking_agreement",

@@ -9,53 +9,28 @@ changes the data (filters, exclusions, scale maps, segment aggregation) returns 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import polars as pl
 import xarray as xr
 
 from raterstats import schema as S
-from raterstats.formatting import markdown_table
+from raterstats.provenance import Exclusion, Provenance
+from raterstats.rating_arrays import Level, Repeats, Values, rating_array
+from raterstats.ratings_summary import RatingsSummary
+from raterstats.recode import aggregate_segment_rows, apply_code_map, map_gold
 from raterstats.scales import (
     COLLAPSES,
     SCORE_MAPS,
     SEGMENT_RULES,
-    CategoricalScale,
     Collapse,
     Scale,
     ScoreMap,
     SegmentRule,
     format_level,
 )
-
-Level = Literal["item", "segment"]
-Values = Literal["value", "code", "rating"]
-Repeats = Literal["exclude", "only", "include"]
-
-_UNIT_SEP = "::"
-
-
-@dataclass(frozen=True)
-class Exclusion:
-    """Rows removed at the user's request (or by an explicit ingest option), with the count."""
-
-    reason: str
-    n_rows: int
-
-    def __str__(self) -> str:
-        return f"{self.n_rows} rating(s) excluded: {self.reason}"
-
-
-@dataclass(frozen=True)
-class _Meta:
-    source: str | None = None
-    exclusions: tuple[Exclusion, ...] = ()
-    steps: tuple[str, ...] = ()
-    ignored_columns: tuple[str, ...] = ()
-    inferred_scales: tuple[str, ...] = ()
-    extra_columns: tuple[str, ...] = ()
 
 
 def _as_list(v: Any) -> list[Any]:
@@ -78,6 +53,15 @@ class Ratings:
     (``system``, ``question``, ``group``, ``rater_kind``, ``length``, ``duration_s``,
     ``confidence``, ``gold``).
 
+    Parameters
+    ----------
+    data : pl.DataFrame
+        The canonical frame.
+    scales : mapping of str to Scale
+        The scale of every dimension in ``data``.
+    provenance : Provenance, optional
+        Source, exclusions and processing steps so far (default: none).
+
     Examples
     --------
     >>> import polars as pl
@@ -92,14 +76,14 @@ class Ratings:
            [2., 2.]])
     """
 
-    __slots__ = ("_data", "_meta", "_scales")
+    __slots__ = ("_data", "_provenance", "_scales")
 
     def __init__(
         self,
         data: pl.DataFrame,
         scales: Mapping[str, Scale],
         *,
-        _meta: _Meta | None = None,
+        provenance: Provenance | None = None,
     ) -> None:
         missing = [
             c
@@ -130,7 +114,7 @@ class Ratings:
         ordered += [c for c in data.columns if c not in ordered]
         self._data = data.select(ordered)
         self._scales = {d: scales[d] for d in sorted(dims)} if dims else dict(scales)
-        self._meta = _meta or _Meta()
+        self._provenance = provenance or Provenance()
 
     # ------------------------------------------------------------------ basic views
 
@@ -161,19 +145,25 @@ class Ratings:
             ) from None
 
     @property
+    def provenance(self) -> Provenance:
+        """Where the ratings came from and what was done to them since (see
+        :class:`~raterstats.provenance.Provenance`)."""
+        return self._provenance
+
+    @property
     def source(self) -> str | None:
         """File or frame the ratings were read from."""
-        return self._meta.source
+        return self._provenance.source
 
     @property
     def exclusions(self) -> tuple[Exclusion, ...]:
         """Every exclusion made so far, with counts."""
-        return self._meta.exclusions
+        return self._provenance.exclusions
 
     @property
     def steps(self) -> tuple[str, ...]:
         """The transformations applied since ingest (filters, maps, aggregations)."""
-        return self._meta.steps
+        return self._provenance.steps
 
     def _unique(self, col: str) -> tuple[Any, ...]:
         if col not in self._data.columns:
@@ -246,14 +236,14 @@ class Ratings:
         replaces some. For code that builds a changed table from this one (subsampling,
         collapsing): the history shows how every table was made."""
         meta = replace(
-            self._meta,
-            steps=(*self._meta.steps, step),
-            exclusions=self._meta.exclusions + ((exclusion,) if exclusion else ()),
+            self._provenance,
+            steps=(*self._provenance.steps, step),
+            exclusions=self._provenance.exclusions + ((exclusion,) if exclusion else ()),
         )
         sc = dict(self._scales if scales is None else scales)
         present = set(data.get_column(S.DIMENSION).unique().to_list())
         sc = {d: s for d, s in sc.items() if d in present} or sc
-        return Ratings(data, sc, _meta=meta)
+        return Ratings(data, sc, provenance=meta)
 
     # ------------------------------------------------------------------ selection
 
@@ -354,8 +344,8 @@ class Ratings:
         canon = [format_level(v) for v in target.levels]
         for dim in self._dims_arg(dimensions):
             new_codes = col.codes_for(self._scales[dim])
-            data = _apply_code_map(data, dim, new_codes, canon, target.values.tolist())
-            data = _map_gold(data, dim, self._scales[dim], new_codes, canon)
+            data = apply_code_map(data, dim, new_codes, canon, target.values.tolist())
+            data = map_gold(data, dim, self._scales[dim], new_codes, canon)
             scales[dim] = target
         return self.derive(data, step=f"collapse({col.name})", scales=scales)
 
@@ -381,10 +371,10 @@ class Ratings:
         for dim in self._dims_arg(dimensions):
             scores = sm.scores_for(self._scales[dim])
             canon = [format_level(v) for v in scores]
-            data = _apply_code_map(
+            data = apply_code_map(
                 data, dim, list(range(len(scores))), canon, scores, keep_code=False
             )
-            data = _map_gold(data, dim, self._scales[dim], None, canon)
+            data = map_gold(data, dim, self._scales[dim], None, canon)
             scales[dim] = sm.target
         return self.derive(data, step=f"score({sm.name})", scales=scales)
 
@@ -430,64 +420,9 @@ class Ratings:
                     raise KeyError(f"unknown segment rule {r!r}; known: {list(SEGMENT_RULES)}")
                 r = SEGMENT_RULES[r]
             resolved[d] = r
-        data = self._data
-        in_dims = pl.col(S.DIMENSION).is_in(dims)
-        mixed = data.filter(in_dims & pl.col(S.SEGMENT).is_null()).height
-        if mixed:
-            raise ValueError(
-                f"{mixed} whole-item ratings are in the dimensions being aggregated "
-                f"{dims}; select the segment-level design first, e.g. filter(design='fine')"
-            )
-        keep = data.filter(~in_dims)
-        group_cols = [S.ITEM, S.RATER, S.DIMENSION, S.DESIGN, S.REPEAT]
-        own = {*group_cols, S.VALUE, S.CODE, S.RATING, S.SEGMENT, S.ROW, S.GOLD}
-        carry = [c for c in data.columns if c not in own]  # item-level attributes, extras
-        pieces = []
-        scales = dict(self._scales)
-        for d in dims:
-            r = resolved[d]
-            src = self._scales[d]
-            target = r.target_scale(src)
-            sub = data.filter(pl.col(S.DIMENSION) == d)
-            if r.kind in ("any_negative", "any_positive"):
-                flagged = r.flagged_codes(src)
-                hit = pl.col(S.CODE).is_in(flagged).any()
-                val = (1 - hit.cast(pl.Int32)) if r.kind == "any_negative" else hit.cast(pl.Int32)
-                agg_val = val.cast(pl.Float64)
-            elif r.kind == "mean":
-                agg_val = pl.col(S.VALUE).mean()
-            elif r.kind == "min":
-                agg_val = pl.col(S.VALUE).min()
-            else:
-                agg_val = pl.col(S.VALUE).max()
-            out = sub.group_by(group_cols, maintain_order=True).agg(
-                agg_val.alias(S.VALUE),
-                pl.col(S.ROW).min().alias(S.ROW),
-                *[pl.col(c).first() for c in carry],
-            )
-            if isinstance(target, CategoricalScale):
-                to_code = {float(v): i for i, v in enumerate(target.values)}
-                to_text = {
-                    float(v): format_level(lv)
-                    for v, lv in zip(target.values, target.levels, strict=True)
-                }
-                out = out.with_columns(
-                    pl.col(S.VALUE).replace_strict(to_code, return_dtype=pl.Int32).alias(S.CODE),
-                    pl.col(S.VALUE).replace_strict(to_text, return_dtype=pl.String).alias(S.RATING),
-                )
-            else:
-                out = out.with_columns(
-                    pl.lit(None, dtype=pl.Int32).alias(S.CODE),
-                    pl.col(S.VALUE)
-                    .map_elements(format_level, return_dtype=pl.String)
-                    .alias(S.RATING),
-                )
-            out = out.with_columns(pl.lit(None, dtype=pl.String).alias(S.SEGMENT))
-            pieces.append(out)
-            scales[d] = target
-        cols = [c for c in data.columns if c != S.GOLD]
-        keep = keep.select(cols) if S.GOLD in data.columns else keep
-        merged = pl.concat([keep, *[p.select(cols) for p in pieces]], how="vertical_relaxed")
+        merged, scales = aggregate_segment_rows(
+            self._data, self._scales, {d: resolved[d] for d in dims}
+        )
         names = ", ".join(f"{d}:{resolved[d].name}" for d in dims)
         return self.derive(merged, step=f"aggregate_segments({names})", scales=scales)
 
@@ -500,60 +435,6 @@ class Ratings:
                 f"this needs a single {col}, the selection has {list(vals)}; use .filter({col}=...)"
             )
         return str(vals[0])
-
-    def _level_of(self, level: Level | None) -> Level:
-        seg_rows = self._data.height - self._data.get_column(S.SEGMENT).null_count()
-        if level is None:
-            if 0 < seg_rows < self._data.height:
-                raise ValueError(
-                    "the selection mixes whole-item and segment ratings; filter by design "
-                    "or pass level='item' / level='segment'"
-                )
-            return "segment" if seg_rows else "item"
-        if level not in ("item", "segment"):
-            raise ValueError(f"level must be 'item' or 'segment', not {level!r}")
-        return level
-
-    def _unit_frame(
-        self, level: Level | None, repeats: Repeats
-    ) -> tuple[pl.DataFrame, pl.DataFrame, Level, int]:
-        lv = self._level_of(level)
-        data = self._data
-        if lv == "item":
-            data = data.filter(pl.col(S.SEGMENT).is_null())
-        else:
-            data = data.filter(pl.col(S.SEGMENT).is_not_null())
-        at_level = data
-        if repeats == "exclude":
-            n_rep = int(data.get_column(S.REPEAT).sum())
-            data = data.filter(~pl.col(S.REPEAT))
-        elif repeats == "only":
-            n_rep = int((~data.get_column(S.REPEAT)).sum())
-            data = data.filter(pl.col(S.REPEAT))
-        elif repeats == "include":
-            n_rep = 0
-        else:
-            raise ValueError(f"repeats must be 'exclude', 'only' or 'include', not {repeats!r}")
-        if lv == "item":
-            unit = pl.col(S.ITEM)
-        else:
-            unit = pl.concat_str([pl.col(S.ITEM), pl.lit(_UNIT_SEP), pl.col(S.SEGMENT)])
-        data = data.with_columns(unit.alias("unit"))
-        if repeats == "include":
-            dup = data.select(
-                pl.struct("unit", S.RATER, S.DIMENSION, S.DESIGN).is_duplicated().any()
-            ).item()
-            if dup:
-                raise ValueError(
-                    "repeats='include' puts two ratings in one cell; "
-                    "use 'exclude' (first ratings) or 'only' (repeats)"
-                )
-        return data, at_level, lv, n_rep
-
-    def _value_column(self, values: Values) -> str:
-        if values not in ("value", "code", "rating"):
-            raise ValueError(f"values must be 'value', 'code' or 'rating', not {values!r}")
-        return {"value": S.VALUE, "code": S.CODE, "rating": S.RATING}[values]
 
     def to_xarray(
         self,
@@ -577,50 +458,7 @@ class Ratings:
         >>> r.filter(design="coarse").to_xarray().dims
         ('unit', 'rater', 'dimension', 'design')
         """
-        data, at_level, lv, n_rep = self._unit_frame(level, repeats)
-        col = self._value_column(values)
-        units = data.select("unit", S.ITEM, S.SEGMENT).unique(subset="unit").sort("unit")
-        unit_ids = units.get_column("unit").to_list()
-        # raters, dimensions and designs of the whole selection, so that the first-rating
-        # and repeat views of the same data have the same shape
-        scope = at_level if at_level.height else self._data
-        raters = sorted(scope.get_column(S.RATER).unique().to_list())
-        dims = sorted(scope.get_column(S.DIMENSION).unique().to_list())
-        designs = sorted(scope.get_column(S.DESIGN).unique().to_list())
-        idx = {
-            "unit": {u: i for i, u in enumerate(unit_ids)},
-            S.RATER: {u: i for i, u in enumerate(raters)},
-            S.DIMENSION: {u: i for i, u in enumerate(dims)},
-            S.DESIGN: {u: i for i, u in enumerate(designs)},
-        }
-        shape = (len(unit_ids), len(raters), len(dims), len(designs))
-        pos = [
-            data.get_column(c).replace_strict(m, return_dtype=pl.Int64).to_numpy().astype(np.int64)
-            for c, m in idx.items()
-        ]
-        arr: np.ndarray
-        if values == "rating":
-            arr = np.full(shape, None, dtype=object)
-            arr[tuple(pos)] = np.asarray(data.get_column(col).to_list(), dtype=object)
-        else:
-            arr = np.full(shape, np.nan)
-            arr[tuple(pos)] = data.get_column(col).cast(pl.Float64).fill_null(np.nan).to_numpy()
-        coords: dict[str, Any] = {
-            "unit": unit_ids,
-            S.RATER: raters,
-            S.DIMENSION: dims,
-            S.DESIGN: designs,
-            S.ITEM: ("unit", units.get_column(S.ITEM).to_list()),
-        }
-        if lv == "segment":
-            coords[S.SEGMENT] = ("unit", units.get_column(S.SEGMENT).to_list())
-        return xr.DataArray(
-            arr,
-            dims=("unit", S.RATER, S.DIMENSION, S.DESIGN),
-            coords=coords,
-            name=values,
-            attrs={"level": lv, "n_excluded_repeats": n_rep, "repeats": repeats},
-        )
+        return rating_array(self._data, level=level, values=values, repeats=repeats)
 
     def to_matrix(
         self,
@@ -723,257 +561,6 @@ class Ratings:
         return self.summary().to_markdown()
 
 
-def _apply_code_map(
-    data: pl.DataFrame,
-    dim: str,
-    new_codes: Sequence[int],
-    canon: Sequence[str],
-    values: Sequence[float],
-    *,
-    keep_code: bool = True,
-) -> pl.DataFrame:
-    """Recode the rows of one dimension: old code -> new code, text and value."""
-    is_dim = pl.col(S.DIMENSION) == dim
-    old = pl.col(S.CODE)
-    to_code = {o: int(n) for o, n in enumerate(new_codes)}
-    to_text = {o: canon[n] for o, n in enumerate(new_codes)}
-    to_value = {o: float(values[n]) for o, n in enumerate(new_codes)}
-    code_expr = (
-        old.replace_strict(to_code, default=None, return_dtype=pl.Int32)
-        if keep_code
-        else pl.lit(None, dtype=pl.Int32)
-    )
-    return data.with_columns(
-        pl.when(is_dim).then(code_expr).otherwise(old).alias(S.CODE),
-        pl.when(is_dim)
-        .then(old.replace_strict(to_text, default=None, return_dtype=pl.String))
-        .otherwise(pl.col(S.RATING))
-        .alias(S.RATING),
-        pl.when(is_dim)
-        .then(old.replace_strict(to_value, default=None, return_dtype=pl.Float64))
-        .otherwise(pl.col(S.VALUE))
-        .alias(S.VALUE),
-    )
-
-
-def _map_gold(
-    data: pl.DataFrame,
-    dim: str,
-    source: Scale,
-    new_codes: Sequence[int] | None,
-    canon: Sequence[str],
-) -> pl.DataFrame:
-    """Map gold labels of a dimension through the same level map as the ratings."""
-    if S.GOLD not in data.columns or not isinstance(source, CategoricalScale):
-        return data
-    mapping = {}
-    for i, lv in enumerate(source.levels):
-        j = i if new_codes is None else new_codes[i]
-        mapping[format_level(lv)] = canon[j]
-    is_dim = pl.col(S.DIMENSION) == dim
-    return data.with_columns(
-        pl.when(is_dim)
-        .then(pl.col(S.GOLD).replace_strict(mapping, default=None, return_dtype=pl.String))
-        .otherwise(pl.col(S.GOLD))
-        .alias(S.GOLD)
-    )
-
-
-@dataclass(frozen=True)
-class RatingsSummary:
-    """What a methodologist checks first: counts, coverage, repeats, scales, exclusions.
-
-    ``cells`` has one row per design x dimension: first ratings and repeats, items, units
-    (items or segments) and units per item, raters, ratings per unit (mean / min / max),
-    ``panel_coverage`` (share of the unit x rater cells of each item's own raters that
-    hold a rating: 1 when every rater of an item rated all its units) and ``matrix_fill``
-    (share of the full units x raters matrix that holds a rating).
-    ``raters`` has ratings per rater.
-    """
-
-    source: str | None
-    n_ratings: int
-    n_items: int
-    n_raters: int
-    n_systems: int
-    n_questions: int
-    n_segments: int
-    n_repeats: int
-    dimensions: tuple[str, ...]
-    designs: tuple[str, ...]
-    systems: tuple[str, ...]
-    scales: dict[str, str]
-    cells: pl.DataFrame
-    raters: pl.DataFrame
-    exclusions: tuple[Exclusion, ...]
-    steps: tuple[str, ...]
-    ignored_columns: tuple[str, ...]
-    inferred_scales: tuple[str, ...]
-    notes: tuple[str, ...] = field(default=())
-
-    @classmethod
-    def of(cls, r: Ratings) -> RatingsSummary:
-        d = r.data
-        first = d.filter(~pl.col(S.REPEAT))
-        unit = (
-            pl.when(pl.col(S.SEGMENT).is_null())
-            .then(pl.col(S.ITEM))
-            .otherwise(pl.concat_str([pl.col(S.ITEM), pl.lit(_UNIT_SEP), pl.col(S.SEGMENT)]))
-        )
-        f = first.with_columns(unit.alias("unit"))
-        per_unit = f.group_by(S.DESIGN, S.DIMENSION, "unit").agg(
-            pl.len().alias("n"), pl.col(S.ITEM).first()
-        )
-        cells = (
-            per_unit.group_by(S.DESIGN, S.DIMENSION)
-            .agg(
-                pl.col("n").sum().alias("ratings"),
-                pl.len().alias("units"),
-                pl.col(S.ITEM).n_unique().alias("items"),
-                pl.col("n").mean().alias("ratings_per_unit"),
-                pl.col("n").min().alias("min_per_unit"),
-                pl.col("n").max().alias("max_per_unit"),
-            )
-            .sort(S.DESIGN, S.DIMENSION)
-        )
-        # raters who rated any unit of an item are its panel; coverage = filled / possible
-        panel = f.group_by(S.DESIGN, S.DIMENSION, S.ITEM).agg(
-            pl.col(S.RATER).n_unique().alias("panel"),
-            pl.col("unit").n_unique().alias("units_in_item"),
-            pl.len().alias("filled"),
-        )
-        cov = panel.group_by(S.DESIGN, S.DIMENSION).agg(
-            (pl.col("filled").sum() / (pl.col("panel") * pl.col("units_in_item")).sum()).alias(
-                "panel_coverage"
-            ),
-            pl.col("units_in_item").mean().alias("units_per_item"),
-        )
-        raters_n = f.group_by(S.DESIGN, S.DIMENSION).agg(pl.col(S.RATER).n_unique().alias("raters"))
-        reps = (
-            d.filter(pl.col(S.REPEAT))
-            .group_by(S.DESIGN, S.DIMENSION)
-            .agg(pl.len().alias("repeats"))
-        )
-        cells = (
-            cells.join(raters_n, on=[S.DESIGN, S.DIMENSION])
-            .join(cov, on=[S.DESIGN, S.DIMENSION])
-            .join(reps, on=[S.DESIGN, S.DIMENSION], how="left")
-            .with_columns(
-                pl.col("repeats").fill_null(0),
-                (pl.col("ratings") / (pl.col("units") * pl.col("raters"))).alias("matrix_fill"),
-            )
-            .select(
-                S.DESIGN,
-                S.DIMENSION,
-                "ratings",
-                "repeats",
-                "items",
-                "units",
-                "units_per_item",
-                "raters",
-                "ratings_per_unit",
-                "min_per_unit",
-                "max_per_unit",
-                "panel_coverage",
-                "matrix_fill",
-            )
-            .sort(S.DESIGN, S.DIMENSION)
-        )
-        rater_cols = [S.RATER] + [c for c in (S.GROUP, S.RATER_KIND) if c in d.columns]
-        raters = (
-            d.group_by(rater_cols)
-            .agg(
-                pl.len().alias("ratings"),
-                pl.col(S.REPEAT).sum().alias("repeats"),
-                pl.col(S.ITEM).n_unique().alias("items"),
-            )
-            .sort(S.RATER)
-        )
-        seg = d.filter(pl.col(S.SEGMENT).is_not_null()).select(S.ITEM, S.SEGMENT).unique()
-        meta = r._meta
-        return cls(
-            source=meta.source,
-            n_ratings=d.height,
-            n_items=d.get_column(S.ITEM).n_unique(),
-            n_raters=d.get_column(S.RATER).n_unique(),
-            n_systems=len(r.systems),
-            n_questions=d.get_column(S.QUESTION).n_unique() if S.QUESTION in d.columns else 0,
-            n_segments=seg.height,
-            n_repeats=int(d.get_column(S.REPEAT).sum()),
-            dimensions=r.dimensions,
-            designs=r.designs,
-            systems=r.systems,
-            scales={k: repr(v) for k, v in r.scales.items()},
-            cells=cells,
-            raters=raters,
-            exclusions=meta.exclusions,
-            steps=meta.steps,
-            ignored_columns=meta.ignored_columns,
-            inferred_scales=meta.inferred_scales,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable form (tables as lists of records)."""
-        return {
-            "source": self.source,
-            "n_ratings": self.n_ratings,
-            "n_items": self.n_items,
-            "n_raters": self.n_raters,
-            "n_systems": self.n_systems,
-            "n_questions": self.n_questions,
-            "n_segments": self.n_segments,
-            "n_repeats": self.n_repeats,
-            "dimensions": list(self.dimensions),
-            "designs": list(self.designs),
-            "systems": list(self.systems),
-            "scales": self.scales,
-            "cells": self.cells.to_dicts(),
-            "raters": self.raters.to_dicts(),
-            "exclusions": [{"reason": e.reason, "n_rows": e.n_rows} for e in self.exclusions],
-            "steps": list(self.steps),
-            "ignored_columns": list(self.ignored_columns),
-            "inferred_scales": list(self.inferred_scales),
-        }
-
-    def to_markdown(self) -> str:
-        """The summary as a Markdown document."""
-        lines = ["# Data summary", ""]
-        if self.source:
-            lines += [f"Source: `{self.source}`", ""]
-        lines += [
-            f"- ratings: {self.n_ratings} ({self.n_repeats} repeated ratings)",
-            f"- items: {self.n_items}"
-            + (f" ({self.n_segments} rated segments)" if self.n_segments else ""),
-            f"- raters: {self.n_raters}",
-        ]
-        if self.n_systems:
-            lines.append(f"- systems: {self.n_systems} ({', '.join(map(str, self.systems))})")
-        if self.n_questions:
-            lines.append(f"- questions: {self.n_questions}")
-        lines.append(f"- dimensions: {', '.join(self.dimensions)}")
-        lines.append(f"- designs: {', '.join(self.designs)}")
-        lines += ["", "## Scales", ""]
-        lines += [
-            f"- {k}: `{v}`" + (" (inferred)" if k in self.inferred_scales else "")
-            for k, v in self.scales.items()
-        ]
-        lines += ["", "## Ratings by design and dimension", "", markdown_table(self.cells)]
-        lines += ["", "## Raters", "", markdown_table(self.raters)]
-        lines += ["", "## Exclusions", ""]
-        if self.exclusions:
-            lines += [f"- {e}" for e in self.exclusions]
-        else:
-            lines.append("- none: every row of the source is in the data")
-        if self.ignored_columns:
-            lines += ["", "Columns not used (no role): " + ", ".join(self.ignored_columns)]
-        if self.steps:
-            lines += ["", "## Steps since ingest", ""] + [f"1. {s}" for s in self.steps]
-        return "\n".join(lines) + "\n"
-
-    def __str__(self) -> str:
-        return self.to_markdown()
-
-
 def concat_ratings(parts: Sequence[Ratings]) -> Ratings:
     """Stack several :class:`Ratings` with the same scale per dimension into one.
 
@@ -994,12 +581,12 @@ def concat_ratings(parts: Sequence[Ratings]) -> Ratings:
                 raise ValueError(f"dimension {d!r} has different scales: {scales[d]} vs {s}")
             scales[d] = s
     data = pl.concat([p.data for p in parts], how="diagonal_relaxed")
-    meta = _Meta(
+    meta = Provenance(
         source=parts[0].source,
         exclusions=tuple(e for p in parts for e in p.exclusions),
         steps=(f"concat({len(parts)} parts)",),
     )
-    return Ratings(data, scales, _meta=meta)
+    return Ratings(data, scales, provenance=meta)
 
 
 __all__ = ["Exclusion", "Ratings", "RatingsSummary", "concat_ratings"]

@@ -38,6 +38,9 @@ ROW = "source_row"
 #: Value used for ``dimension`` / ``design`` when the data do not have that column.
 DEFAULT_LEVEL = "default"
 
+#: Separator between item and segment in the id of a segment unit (``"<item>::<segment>"``).
+UNIT_SEP = "::"
+
 
 @dataclass(frozen=True)
 class Role:

@@ -390,16 +390,16 @@ def _ranking_task(eta_per_system, discrimination=1.0):
 
 
 def test_simulated_ranking_task_by_hand():
-    from raterstats.design import _simulate_ranking_task
+    from raterstats.design import simulate_ranking_task
 
     # ratings 5 / 3 / 1 for systems 0 / 1 / 2: the true order, tau 1
-    tid, rec, taus = _simulate_ranking_task(_ranking_task([100.0, 0.0, -100.0]))
+    tid, rec, taus = simulate_ranking_task(_ranking_task([100.0, 0.0, -100.0]))
     assert tid == 7 and rec.tolist() == [[1.0]] and taus.tolist() == [[1.0]]
     # raters who rate backwards (discrimination -1): ratings 1 / 3 / 5, tau -1
-    _, rec, taus = _simulate_ranking_task(_ranking_task([100.0, 0.0, -100.0], -1.0))
+    _, rec, taus = simulate_ranking_task(_ranking_task([100.0, 0.0, -100.0], -1.0))
     assert rec.tolist() == [[0.0]] and taus.tolist() == [[-1.0]]
     # every answer rated 3: the study ties all systems, orders no pair
-    _, rec, taus = _simulate_ranking_task(_ranking_task([0.001, 0.0, -0.001]))
+    _, rec, taus = simulate_ranking_task(_ranking_task([0.001, 0.0, -0.001]))
     assert rec.tolist() == [[0.0]] and taus.tolist() == [[0.0]]
 
 

@@ -10,10 +10,9 @@ import xarray as xr
 
 from raterstats import MACE, NominalScale, OrdinalScale, read_ratings
 from raterstats.agreement import kendall_tau_b, rbo, spearman_rho
+from raterstats.descriptive import case_difficulty, label_distributions
 from raterstats.ranking import (
-    case_difficulty,
     compare_rankings,
-    label_distributions,
     rank_draws,
     rank_systems,
     rank_table,
@@ -192,9 +191,12 @@ def test_mace_fit_needs_the_ratings_and_matches_unanimous_labels():
     )
     r = read_ratings(frame, scale=NominalScale(["yes", "partially", "no"]))
     dt = MACE(hierarchical=False).fit(r, method="em", random_seed=1)
-    with pytest.raises(ValueError, match="pass ratings="):
-        rank_systems(dt, score_map="yes_partially_no")
-    ds = rank_systems(dt, ratings=r, score_map="yes_partially_no", labels="map", n_boot=0)
+    # the fit stores its item -> system map: no ratings needed; ratings= only cross-checks
+    ds = rank_systems(dt, score_map="yes_partially_no", labels="map", n_boot=0)
+    checked = rank_systems(dt, ratings=r, score_map="yes_partially_no", labels="map", n_boot=0)
+    xr.testing.assert_identical(ds["score_mean"], checked["score_mean"])
+    with pytest.raises(ValueError, match="ratings= has systems"):
+        rank_systems(dt, ratings=r.filter(system="s1"), score_map="yes_partially_no")
     got = ds["score_mean"].sel(dimension="default")
     assert float(got.sel(system="s1")) == pytest.approx(2.5 / 3)
     assert float(got.sel(system="s2")) == pytest.approx(0.5 / 3)

@@ -18,6 +18,9 @@ from mkdocs.structure.files import File, Files
 SECTIONS = {
     "raterstats.ingest": "Reading ratings",
     "raterstats.ratings": "Ratings",
+    "raterstats.ingest_errors": "Reading ratings",
+    "raterstats.provenance": "Ratings",
+    "raterstats.ratings_summary": "Ratings",
     "raterstats.scales": "Scales and scale maps",
     "raterstats.models": "Models",
     "raterstats.posterior": "After fitting: posteriors",

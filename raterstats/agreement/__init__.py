@@ -11,24 +11,23 @@ Undefined values (expected agreement 1, a single rater, no unit with two ratings
 a :class:`DegenerateAgreementWarning` that says why; never a ZeroDivisionError.
 """
 
-from raterstats.agreement.categorical import (
+from raterstats.agreement.alpha import krippendorff_alpha
+from raterstats.agreement.categorical import intra_rater_agreement, percent_agreement
+from raterstats.agreement.continuous import icc, kendall_w
+from raterstats.agreement.data import (
+    AgreementInputError,
+    DegenerateAgreementWarning,
+    IncompleteDataWarning,
+)
+from raterstats.agreement.kappa import (
     cohen_kappa,
     conger_kappa,
     fleiss_kappa,
     fleiss_kappa_category,
     gwet_ac1,
     gwet_ac2,
-    intra_rater_agreement,
-    krippendorff_alpha,
-    percent_agreement,
     randolph_kappa,
     scott_pi,
-)
-from raterstats.agreement.continuous import icc, kendall_w
-from raterstats.agreement.data import (
-    AgreementInputError,
-    DegenerateAgreementWarning,
-    IncompleteDataWarning,
 )
 from raterstats.agreement.ranking import (
     kendall_tau_b,
@@ -36,10 +35,16 @@ from raterstats.agreement.ranking import (
     rbo,
     spearman_rho,
 )
-from raterstats.agreement.table import AGREEMENT_STATISTICS, agreement, agreement_table
+from raterstats.agreement.table import (
+    AGREEMENT_STATISTICS,
+    DEFAULT_STATISTICS,
+    agreement,
+    agreement_table,
+)
 
 __all__ = [
     "AGREEMENT_STATISTICS",
+    "DEFAULT_STATISTICS",
     "AgreementInputError",
     "DegenerateAgreementWarning",
     "IncompleteDataWarning",

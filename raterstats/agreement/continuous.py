@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from raterstats.agreement import kernels as K
-from raterstats.agreement.categorical import Categories, _check_ordered
+from raterstats.agreement.checks import Categories, check_ordered
 from raterstats.agreement.data import (
     AgreementInputError,
     Coded,
@@ -52,7 +52,7 @@ def _check_form(form: str) -> tuple[int, str]:
 @register("icc")
 def _prepare_icc(coded: Coded, *, form: str = "ICC(2,1)") -> Prepared:
     model, unit = _check_form(form)
-    _check_ordered(coded, "icc", "an intraclass correlation")
+    check_ordered(coded, "icc", "an intraclass correlation")
     keep = _complete_rows(coded)
     x = np.where(np.isnan(coded.dense()), 0.0, coded.dense())
     return K.icc_parts(x, model, unit, keep=keep)
@@ -129,7 +129,7 @@ def icc(ratings: Any, *, form: str = "ICC(2,1)", categories: Categories = None) 
 
 @register("kendall_w")
 def _prepare_kendall_w(coded: Coded, *, tie_correction: bool = True) -> Prepared:
-    _check_ordered(coded, "kendall_w", "Kendall's W")
+    check_ordered(coded, "kendall_w", "Kendall's W")
 
     def direct(c: Coded) -> tuple[float, int]:
         keep = _complete_rows(c)

@@ -365,7 +365,29 @@ def encode_matrix(
     )
 
 
-def _single_cell(ratings: Ratings, what: str) -> tuple[str, str]:
+def single_cell(ratings: Ratings, what: str) -> tuple[str, str]:
+    """The one dimension and design of ``ratings``, or an :class:`AgreementInputError` that
+    says how to select one.
+
+    Parameters
+    ----------
+    ratings : Ratings
+        The ratings.
+    what : str
+        Name of the statistic, for the message.
+
+    Returns
+    -------
+    (dimension, design) : tuple of str
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from raterstats import read_ratings
+    >>> r = read_ratings(pl.DataFrame({"item": ["a", "a"], "rater": ["x", "y"], "rating": [1, 2]}))
+    >>> single_cell(r, "fleiss_kappa")
+    ('default', 'default')
+    """
     problems = []
     dims = ratings.dimensions
     designs = ratings.designs
@@ -398,7 +420,7 @@ def encode_ratings(
     scale's values their numbers; units are items, or segments with ``level="segment"``
     (the default picks what the data hold), and the bootstrap cluster is the item.
     """
-    dim, _ = _single_cell(ratings, what)
+    dim, _ = single_cell(ratings, what)
     if categories is not None:
         raise AgreementInputError(
             [

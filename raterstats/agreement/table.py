@@ -16,10 +16,8 @@ import numpy as np
 import polars as pl
 import xarray as xr
 
-from raterstats.agreement import categorical as _categorical  # noqa: F401
-from raterstats.agreement import continuous as _continuous  # noqa: F401
-
 # importing the statistic modules registers their estimators
+from raterstats.agreement import alpha, categorical, continuous, kappa  # noqa: F401
 from raterstats.agreement import kernels as K
 from raterstats.agreement.categorical import repeat_pairs_coded
 from raterstats.agreement.data import (
@@ -31,10 +29,13 @@ from raterstats.agreement.data import (
     is_ratings,
 )
 from raterstats.agreement.estimator import REGISTRY, Direct, Prepared, evaluate
+from raterstats.defaults import AGREEMENT_CONFIDENCE, N_BOOT
+from raterstats.intervals import eti_np
 
 #: Names usable in ``agreement(statistics=...)``.
 AGREEMENT_STATISTICS: tuple[str, ...] = tuple(sorted(REGISTRY))
 
+#: What :func:`agreement` computes when not told.
 DEFAULT_STATISTICS: tuple[str, ...] = (
     "percent_agreement",
     "fleiss_kappa",
@@ -126,7 +127,40 @@ def _usable_units(coded: Coded, name: str, opts: Mapping[str, Any]) -> np.ndarra
     return per_unit >= 2
 
 
-def _replicates(prepared: Prepared, coded: Coded, resamples: list[np.ndarray]) -> np.ndarray:
+def bootstrap_replicates(
+    prepared: Prepared, coded: Coded, resamples: list[np.ndarray]
+) -> np.ndarray:
+    """Bootstrap replicates of a prepared statistic, one per row of ``resamples``.
+
+    Parameters
+    ----------
+    prepared : Prepared
+        Additive parts (every replicate from one matrix product per chunk) or a
+        :class:`~raterstats.agreement.estimator.Direct` function (evaluated on the units of
+        each resample).
+    coded : Coded
+        The encoded ratings; ``coded.cluster`` maps units to the resampled clusters.
+    resamples : list of array
+        Chunks of cluster multiplicities, ``(n_replicates, n_clusters)`` each, from
+        :func:`raterstats.agreement.kernels.resample_counts`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The replicate estimates (NaN where undefined).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from raterstats.agreement import kernels as K
+    >>> from raterstats.agreement.data import encode_matrix
+    >>> coded = encode_matrix([[1, 1], [2, 2], [1, 2]])
+    >>> whole = [np.ones((1, 3))]  # one "replicate" that draws every unit once
+    >>> reps = bootstrap_replicates(K.pairwise_agreement_parts(coded.counts(), np.eye(2)),
+    ...                             coded, whole)
+    >>> reps.round(4).tolist()
+    [0.6667]
+    """
     if not isinstance(prepared, Direct):
         est, _ = K.bootstrap_additive(prepared, resamples, coded.cluster, coded.n_clusters)
         return est
@@ -186,8 +220,8 @@ def agreement(
     *,
     by: Sequence[str] = ("dimension", "design"),
     level: Literal["item", "segment"] | None = None,
-    ci_prob: float = 0.95,
-    n_boot: int = 1000,
+    ci_prob: float | None = None,
+    n_boot: int | None = None,
     random_seed: int | np.random.Generator | None = None,
     scheme_dim: str = "scheme",
 ) -> xr.Dataset:
@@ -214,12 +248,16 @@ def agreement(
     level : {"item", "segment"}, optional
         Unit of analysis; by default each cell uses what it holds (segment ratings of a fine
         design are analysed per segment, whole-item ratings per item).
-    ci_prob : float
-        Coverage of the percentile intervals.
-    n_boot : int
-        Bootstrap replicates (0 for no intervals).
+    ci_prob : float, optional
+        Coverage of the percentile intervals; ``None`` (the default) reads
+        :data:`raterstats.defaults.AGREEMENT_CONFIDENCE` (0.95) when called.
+    n_boot : int, optional
+        Bootstrap replicates (0 for no intervals); ``None`` (the default) reads
+        :data:`raterstats.defaults.N_BOOT` (1000) when called.
     random_seed : int or numpy.random.Generator, optional
-        Seed; the same seed gives the same intervals.
+        Seed; the same seed gives the same intervals. ``None`` (the default) draws fresh
+        entropy, so intervals differ from call to call (it does not read
+        :data:`raterstats.defaults.RANDOM_SEED`).
     scheme_dim : str
         Name of the dimension for a mapping of schemes.
 
@@ -238,13 +276,13 @@ def agreement(
 
     Notes
     -----
-    Intervals are percentile intervals of an item-level cluster bootstrap: items are drawn
-    with replacement and carry all their ratings (all sentences of an answer, when the
-    units are sentences). Within a cell every statistic uses the same resamples. For the
-    statistics that are smooth functions of per-item sums (all but Kendall's W and
-    high-cardinality ordinal alpha) every replicate is a weighted sum computed for all
-    replicates at once by one matrix product. Undefined estimates are reported with one
-    :class:`DegenerateAgreementWarning` listing the cells.
+    Intervals are percentile (equal-tailed, :func:`raterstats.intervals.eti_np`) intervals of
+    an item-level cluster bootstrap: items are drawn with replacement and carry all their
+    ratings (all sentences of an answer, when the units are sentences). Within a cell every
+    statistic uses the same resamples. For the statistics that are smooth functions of
+    per-item sums (all but Kendall's W and high-cardinality ordinal alpha) every replicate is
+    a weighted sum computed for all replicates at once by one matrix product. Undefined
+    estimates are reported with one :class:`DegenerateAgreementWarning` listing the cells.
 
     References
     ----------
@@ -270,6 +308,8 @@ def agreement(
     ['statistic', 'dimension', 'design', 'estimate', 'ci_low']
     """
     specs = _parse_statistics(statistics)
+    ci_prob = AGREEMENT_CONFIDENCE if ci_prob is None else ci_prob
+    n_boot = N_BOOT if n_boot is None else n_boot
     problems = []
     if not 0.0 < float(ci_prob) < 1.0:
         problems.append(f"ci_prob must lie in (0, 1), not {ci_prob!r}")
@@ -311,7 +351,6 @@ def agreement(
     cell_seeds = seed_seq.spawn(max(len(cells), 1))
     undefined: list[str] = []
     errors: list[str] = []
-    lo_q, hi_q = (1.0 - ci_prob) / 2.0, (1.0 + ci_prob) / 2.0
 
     for (key, sub), cell_seed in zip(cells, cell_seeds, strict=False):
         pos = tuple(index[k][v] for k, v in zip(coords, key, strict=True))
@@ -351,12 +390,13 @@ def agreement(
                     reason |= K.REASON_ONE_RATER
                 undefined.append(f"{label} [{where}]: {K.explain(reason or 1)}")
             if resamples:
-                reps = _replicates(prepared, coded, resamples)
+                reps = bootstrap_replicates(prepared, coded, resamples)
                 ok = ~np.isnan(reps)
                 arrays["n_boot_valid"][at] = int(ok.sum())
                 if ok.any() and not np.isnan(est):
-                    arrays["ci_low"][at] = float(np.quantile(reps[ok], lo_q))
-                    arrays["ci_high"][at] = float(np.quantile(reps[ok], hi_q))
+                    low, high = eti_np(reps[ok], float(ci_prob))
+                    arrays["ci_low"][at] = float(low)
+                    arrays["ci_high"][at] = float(high)
     if errors:
         raise AgreementInputError(errors)
     if undefined:
@@ -504,4 +544,10 @@ def agreement_table(result: xr.Dataset) -> pl.DataFrame:
     return pl.DataFrame(frame, schema=schema)
 
 
-__all__ = ["AGREEMENT_STATISTICS", "agreement", "agreement_table"]
+__all__ = [
+    "AGREEMENT_STATISTICS",
+    "DEFAULT_STATISTICS",
+    "agreement",
+    "agreement_table",
+    "bootstrap_replicates",
+]

@@ -1,23 +1,28 @@
 """Comparing annotation designs: posterior agreement per design, reliability projections
 and annotation budgets, LLM judges against experts, rater subsampling.
 
-Code outside this package imports from here, never from its modules.
+Modules: :mod:`~raterstats.design.compare` (agreement per design: posterior, partial
+annotation, intra-rater), :mod:`~raterstats.design.budget` (reliability projections, costs,
+annotation budgets and the executor they run on), :mod:`~raterstats.design.judges` (LLM
+judges against experts), :mod:`~raterstats.design.subsampling` (rankings from fewer
+raters). Code outside this package imports from here, never from its modules.
 """
 
-from raterstats.design.compare import (
+from raterstats.design.budget import (
     annotation_budget,
     cheapest_design,
+    rating_costs,
+    reliability_projection,
+    simulate_ranking_task,
+)
+from raterstats.design.compare import (
     compare_designs,
     design_table,
     intra_rater_by_design,
-    judge_agreement,
-    judge_vs_experts,
     partial_annotation,
-    rating_costs,
-    reliability_projection,
-    subsample_raters,
-    subsampling_study,
 )
+from raterstats.design.judges import judge_agreement, judge_vs_experts
+from raterstats.design.subsampling import subsample_raters, subsampling_study
 
 __all__ = [
     "annotation_budget",
@@ -30,6 +35,7 @@ __all__ = [
     "partial_annotation",
     "rating_costs",
     "reliability_projection",
+    "simulate_ranking_task",
     "subsample_raters",
     "subsampling_study",
 ]

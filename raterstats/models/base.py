@@ -67,6 +67,7 @@ import numpy as np
 import polars as pl
 import xarray as xr
 
+from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.inference import (
     METHODS,
@@ -519,12 +520,12 @@ class Model:
         self,
         ratings: Ratings,
         *,
-        method: Method = "nuts",
-        draws: int = 1000,
-        tune: int = 500,
-        chains: int = 4,
-        random_seed: int | None = None,
-        sampler: Sampler = "nutpie",
+        method: Method = D.METHOD,
+        draws: int = D.DRAWS,
+        tune: int = D.TUNE,
+        chains: int = D.CHAINS,
+        random_seed: int | None = D.RANDOM_SEED,
+        sampler: Sampler = D.SAMPLER,
         progress: bool = True,
         posterior_predictive: bool = False,
         log_likelihood: bool = True,
@@ -545,13 +546,16 @@ class Model:
             variational approximation, or the model's EM fast path (point estimates).
         draws, tune, chains : int
             NUTS draws and tuning steps per chain, and number of chains (``draws`` is also
-            the number of draws taken from the ADVI approximation). nutpie's step-size and
-            mass-matrix adaptation settles well within the 500 default tuning steps (its own
-            default is 300); ``benchmarks/RESULTS.md`` records R-hat, ESS and divergences
-            of the default settings on every benchmark study.
-        random_seed : int, optional
-            Seed; the same seed gives the same numbers. When None a seed is drawn and
-            recorded in ``dt.attrs["random_seed"]``.
+            the number of draws taken from the ADVI approximation); defaults
+            :data:`raterstats.defaults.DRAWS`, :data:`~raterstats.defaults.TUNE` (500:
+            nutpie's step-size and mass-matrix adaptation settles well within it; its own
+            default is 300; ``benchmarks/RESULTS.md`` records R-hat, ESS and divergences of
+            the default settings on every benchmark study) and
+            :data:`~raterstats.defaults.CHAINS`.
+        random_seed : int or None
+            Seed (default :data:`raterstats.defaults.RANDOM_SEED`); the same seed gives the
+            same numbers. ``None``: a fresh seed is drawn and recorded in
+            ``dt.attrs["random_seed"]``.
         sampler : {"nutpie", "pymc", "numpyro"}
             NUTS implementation (numpyro needs the ``jax`` extra).
         progress : bool

@@ -8,8 +8,14 @@ import importlib
 import pytest
 
 MODULES = [
+    "raterstats.agreement.alpha",
     "raterstats.agreement.categorical",
+    "raterstats.agreement.checks",
     "raterstats.agreement.continuous",
+    "raterstats.agreement.data",
+    "raterstats.agreement.kappa",
+    "raterstats.agreement.kernels.core",
+    "raterstats.agreement.kernels.ranks",
     "raterstats.agreement.ranking",
     "raterstats.agreement.table",
 ]

@@ -28,7 +28,7 @@ from raterstats.agreement import (
 from raterstats.agreement import kernels as K
 from raterstats.agreement.data import encode_matrix, encode_ratings
 from raterstats.agreement.estimator import REGISTRY, evaluate
-from raterstats.agreement.table import _replicates
+from raterstats.agreement.table import bootstrap_replicates
 from raterstats.simulate import clinical_qa_study
 
 FINE_BINARY = {"correctness": "any_negative", "relevance": "any_positive", "safety": "any_positive"}
@@ -228,7 +228,7 @@ def test_vectorised_bootstrap_equals_resampling_the_data(name):
     coded = dataclasses.replace(coded, cluster=cluster, n_clusters=n_items)
     prepared = REGISTRY[name].prepare(coded)
     resamples = K.resample_counts(np.random.default_rng(1), n_items, 25, 10)
-    fast = _replicates(prepared, coded, resamples)
+    fast = bootstrap_replicates(prepared, coded, resamples)
     order, starts = K.group_index(cluster, n_items)
     slow = []
     for block in resamples:
