@@ -598,3 +598,19 @@ def test_rank_from_a_categorical_fit_with_its_ratings_matches_the_library(
         )
     )
     assert json.loads(res.stdout) == direct.to_dicts()
+    # the fit holds its items' systems: without the ratings, the same ranking
+    alone = runner.invoke(
+        app,
+        [
+            "rank",
+            "--fit",
+            str(fit_nc),
+            "--score-map",
+            "yes_partially_no",
+            "--n-boot",
+            "50",
+            "--json",
+        ],
+    )
+    assert alone.exit_code == 0, alone.output
+    assert json.loads(alone.stdout) == json.loads(res.stdout)

@@ -3,7 +3,8 @@
 Every command that reads ratings takes the same options: the file (or ``data`` in a study
 file), ``--column ROLE=COLUMN``, ``--scale SCALE`` or ``--scale DIMENSION=SCALE``,
 ``--wide``, ``--filter KEY=VALUE`` and ``--collapse``; ``--study study.toml`` sets them once
-for a study (options given on the command line win). A study file::
+for a study (options given on the command line win; what neither gives is the library's
+default, from :mod:`raterstats.defaults`). A study file::
 
     data = "ratings.csv"            # relative to the study file
     collapse = "likert5_to_3"       # optional
@@ -36,6 +37,10 @@ Examples::
     raterstats fit --study study.toml --model mace --method em --out fit.nc
     raterstats rank --study study.toml --fit fit.nc --json
     raterstats report raterstats-report --fit MACE=fit.nc
+
+Modules: :mod:`~raterstats.cli.app` (the Typer app and its output),
+:mod:`~raterstats.cli.study` (the data options, defined once, and the study file),
+:mod:`~raterstats.cli.commands` (the commands); ``python -m raterstats.cli`` runs it.
 """
 
 from raterstats.cli import commands as commands  # registers the commands on `app`

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any
 
 import typer
 
@@ -50,7 +50,7 @@ from raterstats.defaults import (
 from raterstats.demo import CATEGORICAL_DRAWS, ORDINAL_DRAWS
 from raterstats.inference import METHODS, SAMPLERS
 from raterstats.models import MACE, registered_models
-from raterstats.ranking import RawMethod
+from raterstats.ranking import rank_methods
 
 #: the model ``raterstats fit`` fits when none is given
 DEFAULT_MODEL = MACE.name
@@ -75,15 +75,6 @@ def fit_methods() -> list[str]:
     """The fit methods of the registered models, :data:`~raterstats.defaults.METHOD` first."""
     every = [m for cls in registered_models().values() for m in cls.methods]
     return list(dict.fromkeys([METHOD, *METHODS, *every]))
-
-
-def rank_methods() -> list[str]:
-    """What ``rank --method`` takes: the raw-rating scores of
-    :func:`~raterstats.rank_systems` and the registered models with a ``rank_fit_method``
-    (their labels)."""
-    models = {name for name, cls in registered_models().items() if cls.rank_fit_method}
-    raw = [m for m in get_args(RawMethod) if m not in registered_models()]
-    return [*raw, *sorted(models)]
 
 
 # ----------------------------------------------------------------------------- demo
@@ -187,9 +178,13 @@ def agreement(
 
     Example: raterstats agreement ratings.csv -s likert5 -m randolph_kappa --json
     """
-    from raterstats.agreement import AGREEMENT_STATISTICS, AgreementInputError, agreement_table
+    from raterstats.agreement import (
+        AGREEMENT_STATISTICS,
+        DEFAULT_STATISTICS,
+        AgreementInputError,
+        agreement_table,
+    )
     from raterstats.agreement import agreement as compute
-    from raterstats.agreement.table import DEFAULT_STATISTICS
 
     s = data.to_study()
     stats = list(statistic or s.option("agreement", "statistics", None, DEFAULT_STATISTICS))
@@ -268,7 +263,7 @@ def fit(
     except (TypeError, ValueError) as err:
         raise fail(f"model {name}: {err}", 2) from None
     ratings = load_ratings(s)
-    settings = {
+    settings: dict[str, Any] = {
         "method": str(s.option("fit", "method", method, METHOD)),
         "sampler": str(s.option("fit", "sampler", sampler, SAMPLER)),
         "draws": int(s.option("fit", "draws", draws, DRAWS)),
@@ -317,7 +312,7 @@ def rank(
     ] = None,
     method: Annotated[
         str | None,
-        typer.Option("--method", help=f"Without --fit: {_listing(rank_methods(), 'mean')}."),
+        typer.Option("--method", help=f"Without --fit: {_listing(list(rank_methods()), 'mean')}."),
     ] = None,
     score: Annotated[
         str | None,
@@ -514,7 +509,6 @@ __all__ = [
     "model_names_help",
     "parse_level_map",
     "rank",
-    "rank_methods",
     "report",
     "validate",
 ]

@@ -127,12 +127,8 @@ def ranking_section(
     list of str
         The section's Markdown lines.
     """
-    from raterstats.ranking import (
-        case_difficulty,
-        compare_rankings,
-        label_distributions,
-        rank_systems,
-    )
+    from raterstats.descriptive import case_difficulty, label_distributions
+    from raterstats.ranking import compare_rankings, rank_systems
 
     coarse = ratings.filter(design="coarse", rater_kind="human")
     lines = ["## System rankings", ""]
