@@ -46,14 +46,14 @@ def agreement_bars(
     Examples
     --------
     >>> from raterstats.agreement import agreement
-    >>> from raterstats.demo import schemes
     >>> from raterstats.simulate import clinical_qa_study
     >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings.filter(rater_kind="human")
-    >>> ds = agreement(schemes(r), ["randolph_kappa"], by=["dimension"], n_boot=50,
+    >>> by_design = {d: r.filter(design=d).collapse("likert5_to_3") for d in ("coarse", "fine")}
+    >>> ds = agreement(by_design, ["randolph_kappa"], by=["dimension"], n_boot=50,
     ...                random_seed=1)
-    >>> fig = agreement_bars(ds)
+    >>> fig = agreement_bars(ds)  # 3 dimensions x 2 designs
     >>> len(fig.axes[0].patches)
-    9
+    6
     """
     sub = ds.sel(statistic=statistic)
     if group not in sub.dims or hue not in sub.dims:

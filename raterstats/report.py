@@ -21,6 +21,8 @@ from typing import Any
 
 import xarray as xr
 
+from raterstats.defaults import AGREEMENT_CONFIDENCE, SAMPLER
+
 __all__ = ["STATISTIC_REFERENCES", "methods_paragraph", "report"]
 
 #: Reference of each classical agreement statistic (names of ``raterstats.agreement``).
@@ -121,7 +123,7 @@ def _fit_sentence(label: str | None, dt: xr.DataTree) -> tuple[str, list[str]]:
     stats_attrs = dict(dt["sample_stats"].attrs) if "sample_stats" in dt.children else {}
     seed = attrs.get("random_seed")
     if method == "nuts":
-        sampler = str(attrs.get("sampler", "nutpie"))
+        sampler = str(attrs.get("sampler", SAMPLER))
         settings = _loads(stats_attrs.get("inference_library_settings", "{}"))
         target = (
             settings.get("settings", {})
@@ -244,7 +246,7 @@ def methods_paragraph(
         text = "Classical agreement: " + ", ".join(shown)
         if a.get("n_boot"):
             text += (
-                f"; {100 * float(a.get('ci_prob', 0.95)):.0f}% intervals "
+                f"; {100 * float(a.get('ci_prob', AGREEMENT_CONFIDENCE)):.0f}% intervals "
                 f"({a.get('interval', 'bootstrap')}, {a.get('n_boot')} replicates, "
                 f"random seed {a.get('random_seed')})"
             )

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from raterstats.cli import app
+from raterstats.defaults import CHAINS, DRAWS, N_BOOT, RANDOM_SEED, TUNE, ci_prob
 
 runner = CliRunner()
 
@@ -362,7 +363,7 @@ def test_rank_from_ratings_matches_the_library(categorical_file, tmp_path):
             method="pyramid",
             score_map="yes_partially_no",
             n_boot=100,
-            ci_prob=0.9,
+            ci_prob=ci_prob(),
             random_seed=2,
         )
     )
@@ -371,12 +372,12 @@ def test_rank_from_ratings_matches_the_library(categorical_file, tmp_path):
     assert pl.read_csv(csv).equals(direct)
 
 
-def test_designs_from_an_ordinal_fit_matches_the_library(tmp_path):
-    import xarray as xr
-
-    from raterstats import design
+@pytest.fixture(scope="module")
+def ordinal_fit_file(tmp_path_factory):
+    """A short ordinal fit written by `raterstats fit` (and its data file)."""
     from raterstats.simulate import clinical_qa_study
 
+    tmp_path = tmp_path_factory.mktemp("ordinal")
     r = clinical_qa_study(n_questions=4, random_seed=1).ratings
     data = tmp_path / "study.csv"
     r.data.drop("value", "code", "source_row").write_csv(data)
@@ -392,6 +393,8 @@ def test_designs_from_an_ordinal_fit_matches_the_library(tmp_path):
             "ordinal",
             "--draws",
             "30",
+            "--tune",
+            "30",
             "--chains",
             "1",
             "--out",
@@ -399,6 +402,15 @@ def test_designs_from_an_ordinal_fit_matches_the_library(tmp_path):
         ],
     )
     assert res.exit_code == 0, res.output
+    return fit_nc
+
+
+def test_designs_from_an_ordinal_fit_matches_the_library(ordinal_fit_file):
+    import xarray as xr
+
+    from raterstats import design
+
+    fit_nc = ordinal_fit_file
     level_map = "1=-1,2=-1,3=0,4=1,5=1"
     res = runner.invoke(
         app,
@@ -420,8 +432,8 @@ def test_designs_from_an_ordinal_fit_matches_the_library(tmp_path):
             xr.open_datatree(fit_nc),
             n_replicates=5,
             level_map={1: -1, 2: -1, 3: 0, 4: 1, 5: 1},
-            ci_prob=0.9,
-            random_seed=1,
+            ci_prob=ci_prob(),
+            random_seed=RANDOM_SEED,
         )
     )
     assert [(x["dimension"], x["design"]) for x in rows] == list(
@@ -473,3 +485,132 @@ def test_filter_and_collapse_options(categorical_file, tmp_path):
     rows = {x["dimension"]: x["estimate"] for x in json.loads(res.stdout)}
     for dim in ("correctness", "relevance", "safety"):
         assert rows[dim] == pytest.approx(randolph_kappa(three.filter(dimension=dim)))
+
+
+# ----------------------------------------------------------------------------- one definition
+
+
+def _params(cmd: str) -> dict:
+    import typer.main
+
+    group = typer.main.get_command(app)
+    return {p.name: p for p in group.commands[cmd].params}  # type: ignore[attr-defined]
+
+
+DATA_OPTIONS = ("source", "column", "scale", "wide", "filters", "collapse", "study")
+
+
+def test_the_data_options_are_one_definition_shared_by_every_data_command():
+    from dataclasses import fields
+
+    from raterstats.cli.study import DataOptions
+
+    assert tuple(f.name for f in fields(DataOptions)) == DATA_OPTIONS
+    reference = _params("validate")
+    for cmd in ("validate", "agreement", "fit", "rank"):
+        params = _params(cmd)
+        assert list(params)[: len(DATA_OPTIONS)] == list(DATA_OPTIONS), cmd
+        for name in DATA_OPTIONS:
+            a, b = params[name], reference[name]
+            assert (a.opts, a.secondary_opts, a.help if hasattr(a, "help") else None) == (
+                b.opts,
+                b.secondary_opts,
+                b.help if hasattr(b, "help") else None,
+            ), (cmd, name)
+    assert "study" in _params("designs") and "source" not in _params("designs")
+
+
+def test_help_lists_the_registered_models_and_the_defaults():
+    from raterstats.models import registered_models
+
+    def help_of(cmd: str, option: str) -> str:
+        return str(_params(cmd)[option].help)
+
+    model_help = help_of("fit", "model")
+    for name, cls in registered_models().items():
+        assert name in model_help
+        for alias in cls.cli_names:
+            assert alias in model_help
+    rank_help = help_of("rank", "method")
+    for name, cls in registered_models().items():
+        assert (name in rank_help) == (cls.rank_fit_method is not None), name
+    for raw in ("mean", "majority", "pyramid"):
+        assert raw in rank_help
+    assert f"({DRAWS})" in help_of("fit", "draws")
+    assert f"({TUNE})" in help_of("fit", "tune")
+    assert f"({CHAINS})" in help_of("fit", "chains")
+    assert f"({N_BOOT})" in help_of("rank", "n_boot")
+    assert f"{ci_prob():g}" in help_of("rank", "ci") and f"{ci_prob():g}" in help_of(
+        "designs", "ci"
+    )
+    for cmd in ("agreement", "fit", "rank", "designs"):
+        assert f"default {RANDOM_SEED}" in help_of(cmd, "seed")
+
+
+def test_rank_from_an_ordinal_fit_alone_matches_the_library(ordinal_fit_file):
+    import xarray as xr
+
+    from raterstats import ranking
+
+    res = runner.invoke(app, ["rank", "--fit", str(ordinal_fit_file), "--json"])
+    assert res.exit_code == 0, res.output
+    direct = ranking.rank_table(
+        ranking.rank_systems(
+            xr.open_datatree(ordinal_fit_file), ci_prob=ci_prob(), random_seed=RANDOM_SEED
+        )
+    )
+    assert json.loads(res.stdout) == direct.to_dicts()
+
+
+def test_rank_from_a_categorical_fit_with_its_ratings_matches_the_library(
+    categorical_file, tmp_path
+):
+    import xarray as xr
+
+    from raterstats import ranking
+
+    fit_nc = tmp_path / "mace.nc"
+    study = _study_file(tmp_path / "study.toml", categorical_file)
+    assert runner.invoke(app, ["fit", "-S", str(study), "--out", str(fit_nc)]).exit_code == 0
+    res = runner.invoke(
+        app,
+        _on_categorical(
+            "rank",
+            categorical_file,
+            "--fit",
+            str(fit_nc),
+            "--score-map",
+            "yes_partially_no",
+            "--n-boot",
+            "50",
+            "--json",
+        ),
+    )
+    assert res.exit_code == 0, res.output
+    direct = ranking.rank_table(
+        ranking.rank_systems(
+            xr.open_datatree(fit_nc),
+            ratings=_read_categorical(categorical_file),
+            score_map="yes_partially_no",
+            n_boot=50,
+            ci_prob=ci_prob(),
+            random_seed=RANDOM_SEED,
+        )
+    )
+    assert json.loads(res.stdout) == direct.to_dicts()
+    # the fit holds its items' systems: without the ratings, the same ranking
+    alone = runner.invoke(
+        app,
+        [
+            "rank",
+            "--fit",
+            str(fit_nc),
+            "--score-map",
+            "yes_partially_no",
+            "--n-boot",
+            "50",
+            "--json",
+        ],
+    )
+    assert alone.exit_code == 0, alone.output
+    assert json.loads(alone.stdout) == json.loads(res.stdout)

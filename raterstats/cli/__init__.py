@@ -1,0 +1,55 @@
+"""The ``raterstats`` command line.
+
+Every command that reads ratings takes the same options: the file (or ``data`` in a study
+file), ``--column ROLE=COLUMN``, ``--scale SCALE`` or ``--scale DIMENSION=SCALE``,
+``--wide``, ``--filter KEY=VALUE`` and ``--collapse``; ``--study study.toml`` sets them once
+for a study (options given on the command line win; what neither gives is the library's
+default, from :mod:`raterstats.defaults`). A study file::
+
+    data = "ratings.csv"            # relative to the study file
+    collapse = "likert5_to_3"       # optional
+    scale = "likert5"               # one scale for all dimensions, or a table:
+
+    [columns]                       # role = "column in the file"
+    item = "answer_id"
+    rater = "annotator"
+
+    [filter]                        # keep only these ratings
+    rater_kind = "human"
+
+    [agreement]                     # defaults of `raterstats agreement`
+    statistics = ["randolph_kappa", "krippendorff_alpha"]
+    by = ["dimension", "design"]
+
+    [fit]                           # defaults of `raterstats fit`
+    model = "mace"
+    draws = 1000
+
+    [rank]                          # also [designs]: defaults of those commands
+    score_map = "yes_partially_no"
+
+Examples::
+
+    raterstats demo --out raterstats-report
+    raterstats validate ratings.csv --column item=answer_id --column rater=annotator \\
+        --scale likert5
+    raterstats agreement --study study.toml --json
+    raterstats fit --study study.toml --model mace --method em --out fit.nc
+    raterstats rank --study study.toml --fit fit.nc --json
+    raterstats report raterstats-report --fit MACE=fit.nc
+
+Modules: :mod:`~raterstats.cli.app` (the Typer app and its output),
+:mod:`~raterstats.cli.study` (the data options, defined once, and the study file),
+:mod:`~raterstats.cli.commands` (the commands); ``python -m raterstats.cli`` runs it.
+"""
+
+from raterstats.cli import commands as commands  # registers the commands on `app`
+from raterstats.cli.app import app
+
+
+def main() -> None:
+    """Entry point of the ``raterstats`` console script."""
+    app()
+
+
+__all__ = ["app", "main"]

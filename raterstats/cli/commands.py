@@ -1,0 +1,514 @@
+"""The commands of the ``raterstats`` command line: ``validate``, ``agreement``, ``fit``,
+``rank``, ``designs``, ``demo`` and ``report``.
+
+Each command reads its options (the command line first, then the study file, then the
+library's defaults from :mod:`raterstats.defaults`), calls one library function and prints
+its result. No command knows a model by name: models are resolved, listed and described
+through the registry (:func:`raterstats.models.model_class`,
+:func:`raterstats.models.registered_models`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from raterstats.cli.app import (
+    CsvOpt,
+    JsonOpt,
+    SeedOpt,
+    app,
+    fail,
+    open_fit,
+    print_frame,
+    spinner,
+)
+from raterstats.cli.study import (
+    DataOptions,
+    Study,
+    StudyOpt,
+    data_command,
+    load_ratings,
+    parse_pairs,
+    parse_value,
+)
+from raterstats.defaults import (
+    AGREEMENT_CONFIDENCE,
+    CHAINS,
+    DRAWS,
+    METHOD,
+    N_BOOT,
+    RANDOM_SEED,
+    SAMPLER,
+    TUNE,
+    ci_prob,
+)
+from raterstats.demo import CATEGORICAL_DRAWS, ORDINAL_DRAWS
+from raterstats.inference import METHODS, SAMPLERS
+from raterstats.models import MACE, registered_models
+from raterstats.ranking import rank_methods
+
+#: the model ``raterstats fit`` fits when none is given
+DEFAULT_MODEL = MACE.name
+
+
+def _listing(names: list[str], default: str) -> str:
+    """``a (default), b, c or d``."""
+    shown = [f"{n} (default)" if n == default else n for n in names]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+
+
+def model_names_help() -> str:
+    """The ``--model`` choices: every registered model with its command-line aliases."""
+    names = [
+        name + (f" ({', '.join(cls.cli_names)})" if cls.cli_names else "")
+        for name, cls in sorted(registered_models().items())
+    ]
+    return f"{', '.join(names)} (default {DEFAULT_MODEL})."
+
+
+def fit_methods() -> list[str]:
+    """The fit methods of the registered models, :data:`~raterstats.defaults.METHOD` first."""
+    every = [m for cls in registered_models().values() for m in cls.methods]
+    return list(dict.fromkeys([METHOD, *METHODS, *every]))
+
+
+# ----------------------------------------------------------------------------- demo
+
+
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Report folder to write.")] = Path(
+        "raterstats-report"
+    ),
+    ordinal_draws: Annotated[
+        int,
+        typer.Option(
+            "--ordinal-draws",
+            help="Draws (and tuning steps) per chain of the ordinal rater model; 0 skips it.",
+        ),
+    ] = ORDINAL_DRAWS,
+    categorical_draws: Annotated[
+        int,
+        typer.Option(
+            "--categorical-draws",
+            help="Draws (and tuning steps) per chain of the MACE model; 0 skips it.",
+        ),
+    ] = CATEGORICAL_DRAWS,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed of every step.")] = RANDOM_SEED,
+) -> None:
+    """Analyse the built-in clinical-QA study and write a report folder.
+
+    Example: raterstats demo --out raterstats-report
+    """
+    from raterstats.demo import run_demo
+
+    with spinner("starting") as progress:
+        result = run_demo(
+            out,
+            progress=progress,
+            ordinal_draws=ordinal_draws,
+            categorical_draws=categorical_draws,
+            random_seed=seed,
+        )
+    typer.echo(f"Report written to {result.report.resolve()}")
+    typer.echo(f"HTML report: {(result.out / 'report.html').resolve()}")
+    typer.echo(f"({len(result.files)} files in {result.out.resolve()})")
+
+
+# ----------------------------------------------------------------------------- validate
+
+
+@app.command()
+@data_command
+def validate(data: DataOptions, as_json: JsonOpt = False) -> None:
+    """Read and validate a ratings file; print its summary, or every problem found.
+
+    Exits with status 1 when the file has problems, listing each problem
+    with its row, column, value and what was expected.
+
+    Example: raterstats validate ratings.csv -c item=answer_id -c rater=annotator -s likert5
+    """
+    summary = load_ratings(data.to_study()).summary()
+    if as_json:
+        typer.echo(json.dumps(summary.to_dict(), indent=2, default=str))
+    else:
+        typer.echo(summary.to_markdown())
+
+
+# ----------------------------------------------------------------------------- agreement
+
+
+@app.command()
+@data_command
+def agreement(
+    data: DataOptions,
+    statistic: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--statistic",
+            "-m",
+            help="Statistic (repeatable): percent_agreement, fleiss_kappa, randolph_kappa, "
+            "gwet_ac1, krippendorff_alpha, cohen_kappa, icc, ... (default: five common ones).",
+        ),
+    ] = None,
+    by: Annotated[
+        list[str] | None,
+        typer.Option("--by", help="Split into cells by these columns (default dimension, design)."),
+    ] = None,
+    n_boot: Annotated[
+        int | None,
+        typer.Option("--n-boot", help=f"Bootstrap replicates ({N_BOOT}; 0: no intervals)."),
+    ] = None,
+    ci: Annotated[
+        float | None, typer.Option("--ci", help=f"Interval coverage ({AGREEMENT_CONFIDENCE}).")
+    ] = None,
+    seed: SeedOpt = None,
+    as_json: JsonOpt = False,
+    csv: CsvOpt = None,
+) -> None:
+    """Classical agreement per dimension x design with item-bootstrap intervals.
+
+    Prints a Markdown table, or JSON records with --json (statistic, cell,
+    estimate, ci_low, ci_high, counts); --csv also writes the table.
+
+    Example: raterstats agreement ratings.csv -s likert5 -m randolph_kappa --json
+    """
+    from raterstats.agreement import (
+        AGREEMENT_STATISTICS,
+        DEFAULT_STATISTICS,
+        AgreementInputError,
+        agreement_table,
+    )
+    from raterstats.agreement import agreement as compute
+
+    s = data.to_study()
+    stats = list(statistic or s.option("agreement", "statistics", None, DEFAULT_STATISTICS))
+    unknown = [x for x in stats if x not in AGREEMENT_STATISTICS]
+    if unknown:
+        raise fail(f"unknown statistic(s) {unknown}; known: {list(AGREEMENT_STATISTICS)}", 2)
+    ratings = load_ratings(s)
+    cells = list(by or s.option("agreement", "by", None, ("dimension", "design")))
+    replicates = int(s.option("agreement", "n_boot", n_boot, N_BOOT))
+    with spinner(f"agreement: {len(stats)} statistics, {replicates} bootstrap replicates"):
+        try:
+            ds = compute(
+                ratings,
+                stats,
+                by=cells,
+                n_boot=replicates,
+                ci_prob=float(s.option("agreement", "ci", ci, AGREEMENT_CONFIDENCE)),
+                random_seed=int(s.option("agreement", "seed", seed, RANDOM_SEED)),
+            )
+        except (AgreementInputError, ValueError, KeyError) as err:
+            raise fail(f"agreement: {err}") from None
+    print_frame(agreement_table(ds), as_json=as_json, csv=csv)
+
+
+# ----------------------------------------------------------------------------- fit
+
+
+@app.command()
+@data_command
+def fit(
+    data: DataOptions,
+    model: Annotated[str | None, typer.Option("--model", help=model_names_help())] = None,
+    method: Annotated[
+        str | None, typer.Option("--method", help=_listing(fit_methods(), METHOD) + ".")
+    ] = None,
+    sampler: Annotated[
+        str | None,
+        typer.Option("--sampler", help=f"NUTS sampler: {_listing(list(SAMPLERS), SAMPLER)}."),
+    ] = None,
+    draws: Annotated[
+        int | None, typer.Option("--draws", help=f"Draws per chain ({DRAWS}).")
+    ] = None,
+    tune: Annotated[
+        int | None, typer.Option("--tune", help=f"Tuning steps per chain ({TUNE}).")
+    ] = None,
+    chains: Annotated[int | None, typer.Option("--chains", help=f"Chains ({CHAINS}).")] = None,
+    seed: SeedOpt = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-O", help="Model option KEY=VALUE, e.g. hierarchical=false."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="netCDF file to write (fit.nc).")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Fit a rater model and write the posterior (ArviZ DataTree) as netCDF.
+
+    The file reloads with xarray.open_datatree and is analysed like a fresh fit;
+    its attrs hold the model, priors, sampler settings, seed and data fingerprint.
+
+    Example: raterstats fit ratings.csv -s yes-partially-no --model mace --method em --out fit.nc
+    """
+    from raterstats.models import ModelInputError, model_class
+
+    s = data.to_study()
+    name = str(s.option("fit", "model", model, DEFAULT_MODEL))
+    try:
+        cls = model_class(name)
+    except ValueError as err:
+        raise fail(str(err), 2) from None
+    options = dict(s.sections.get("fit", {}).get("options", {}))
+    options.update({k: parse_value(v) for k, v in parse_pairs(option, "--option").items()})
+    try:
+        spec = cls(**options)
+    except (TypeError, ValueError) as err:
+        raise fail(f"model {name}: {err}", 2) from None
+    ratings = load_ratings(s)
+    settings: dict[str, Any] = {
+        "method": str(s.option("fit", "method", method, METHOD)),
+        "sampler": str(s.option("fit", "sampler", sampler, SAMPLER)),
+        "draws": int(s.option("fit", "draws", draws, DRAWS)),
+        "tune": int(s.option("fit", "tune", tune, TUNE)),
+        "chains": int(s.option("fit", "chains", chains, CHAINS)),
+        "random_seed": int(s.option("fit", "seed", seed, RANDOM_SEED)),
+    }
+    target = Path(s.option("fit", "out", out, "fit.nc"))
+    with spinner(f"fitting {spec!r} ({settings['method']})") as say:
+        try:
+            dt = spec.fit(ratings, progress=False, **settings)
+        except ModelInputError as err:
+            problems = "\n  - ".join(err.problems)
+            raise fail(f"{name} cannot fit these ratings:\n  - {problems}") from None
+        except (ValueError, NotImplementedError) as err:
+            raise fail(f"fit: {err}", 2) from None
+        say(f"writing {target}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        dt.to_netcdf(target)
+    info = {"file": str(target), **{k: dt.attrs[k] for k in dt.attrs}}
+    if "diverging" in dt["sample_stats"].data_vars:
+        info["divergences"] = int(dt["sample_stats"]["diverging"].sum())
+    if as_json:
+        typer.echo(json.dumps(info, indent=2, default=str))
+    else:
+        typer.echo(
+            f"{info['model']} fitted by {info['method']} in {float(info['fit_seconds']):.1f} s; "
+            f"written to {target}"
+        )
+
+
+# ----------------------------------------------------------------------------- rank
+
+
+@app.command()
+@data_command
+def rank(
+    data: DataOptions,
+    fit_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--fit",
+            help="A fit written by `raterstats fit`: ranks from the fit alone, or with the "
+            "ratings when a data source is given too.",
+        ),
+    ] = None,
+    method: Annotated[
+        str | None,
+        typer.Option("--method", help=f"Without --fit: {_listing(list(rank_methods()), 'mean')}."),
+    ] = None,
+    score: Annotated[
+        str | None,
+        typer.Option("--score", help="Ordinal fit: fair_average (default) or latent."),
+    ] = None,
+    score_map: Annotated[
+        str | None,
+        typer.Option("--score-map", help="Scores of categorical labels, e.g. yes_partially_no."),
+    ] = None,
+    n_boot: Annotated[
+        int | None, typer.Option("--n-boot", help=f"Case-bootstrap replicates ({N_BOOT}).")
+    ] = None,
+    ci: Annotated[
+        float | None,
+        typer.Option("--ci", help=f"Interval probability ({ci_prob():g}: ArviZ's stats.ci_prob)."),
+    ] = None,
+    seed: SeedOpt = None,
+    as_json: JsonOpt = False,
+    csv: CsvOpt = None,
+) -> None:
+    """Rank the systems with uncertainty: score interval, expected rank, P(best).
+
+    From raw ratings (mean, majority or Pyramid score with a case bootstrap)
+    or from a fit (--fit fit.nc).
+
+    Example: raterstats rank ratings.csv --method pyramid --score-map yes_partially_no
+    """
+    from raterstats.ranking import rank_systems, rank_table
+
+    s = data.to_study()
+    kwargs: dict[str, Any] = {
+        "ci_prob": float(s.option("rank", "ci", ci, ci_prob())),
+        "n_boot": int(s.option("rank", "n_boot", n_boot, N_BOOT)),
+        "random_seed": int(s.option("rank", "seed", seed, RANDOM_SEED)),
+    }
+    sm = s.option("rank", "score_map", score_map, None)
+    if sm is not None:
+        kwargs["score_map"] = sm
+    fit_path = fit_file or s.sections.get("rank", {}).get("fit")
+    src: Any
+    if fit_path is not None:
+        src = open_fit(Path(fit_path))
+        kwargs["score"] = str(s.option("rank", "score", score, "fair_average"))
+        if s.data is not None:
+            kwargs["ratings"] = load_ratings(s)
+    else:
+        src = load_ratings(s)
+        kwargs["method"] = str(s.option("rank", "method", method, "mean"))
+    with spinner("ranking the systems"):
+        try:
+            ds = rank_systems(src, **kwargs)
+        except (ValueError, KeyError, TypeError) as err:
+            raise fail(f"rank: {err}") from None
+    print_frame(rank_table(ds), as_json=as_json, csv=csv)
+
+
+# ----------------------------------------------------------------------------- designs
+
+
+def parse_level_map(text: str | Mapping[str, Any] | None) -> dict[int, float] | None:
+    """``1=-1,2=-1,3=0,4=1,5=1`` (or a TOML table) as ``{1: -1.0, ...}``; exit 2 when a
+    level or a value is not a number.
+
+    Examples
+    --------
+    >>> parse_level_map("1=-1,2=0,3=1")
+    {1: -1.0, 2: 0.0, 3: 1.0}
+    """
+    if text is None:
+        return None
+    items = (
+        text.items()
+        if isinstance(text, Mapping)
+        else parse_pairs(text.split(","), "--level-map").items()
+    )
+    try:
+        return {int(k): float(v) for k, v in items}
+    except ValueError:
+        raise fail(
+            f"--level-map takes LEVEL=VALUE pairs of numbers, e.g. 1=-1,2=-1,3=0,4=1,5=1; "
+            f"got {text!r}",
+            2,
+        ) from None
+
+
+@app.command()
+def designs(
+    fit_file: Annotated[
+        Path | None,
+        typer.Option("--fit", help="A fit of the ordinal model (raterstats fit --model ordinal)."),
+    ] = None,
+    study: StudyOpt = None,
+    n_replicates: Annotated[
+        int | None,
+        typer.Option(
+            "--n-replicates",
+            help="Posterior predictive replicates for kappa / alpha per design (100; 0 skips).",
+        ),
+    ] = None,
+    level_map: Annotated[
+        str | None,
+        typer.Option(
+            "--level-map",
+            help="Map rating levels before agreement, e.g. 1=-1,2=-1,3=0,4=1,5=1 (3-point).",
+        ),
+    ] = None,
+    ci: Annotated[
+        float | None,
+        typer.Option("--ci", help=f"Interval probability ({ci_prob():g}: ArviZ's stats.ci_prob)."),
+    ] = None,
+    seed: SeedOpt = None,
+    as_json: JsonOpt = False,
+    csv: CsvOpt = None,
+) -> None:
+    """Compare annotation designs: reliability per dimension x design from an ordinal fit.
+
+    With posterior predictive Randolph's kappa and Krippendorff's alpha per design.
+
+    Example: raterstats designs --fit ordinal.nc --level-map 1=-1,2=-1,3=0,4=1,5=1 --json
+    """
+    from raterstats.design import compare_designs, design_table
+
+    s = Study.read(study) if study is not None else Study()
+    path = fit_file or s.sections.get("designs", {}).get("fit")
+    if path is None:
+        raise fail("designs needs --fit FIT.nc (an OrdinalRaters fit)", 2)
+    dt = open_fit(Path(path))
+    with spinner("comparing designs"):
+        try:
+            ds = compare_designs(
+                dt,
+                n_replicates=int(s.option("designs", "n_replicates", n_replicates, 100)),
+                level_map=parse_level_map(s.option("designs", "level_map", level_map, None)),
+                ci_prob=float(s.option("designs", "ci", ci, ci_prob())),
+                random_seed=int(s.option("designs", "seed", seed, RANDOM_SEED)),
+            )
+        except (ValueError, KeyError) as err:
+            raise fail(f"designs: {err}") from None
+    print_frame(design_table(ds), as_json=as_json, csv=csv)
+
+
+# ----------------------------------------------------------------------------- report
+
+
+@app.command()
+def report(
+    folder: Annotated[
+        Path, typer.Argument(help="Results folder with a report.md (e.g. from `demo`).")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="HTML file to write (default FOLDER/report.html)."),
+    ] = None,
+    fit_files: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fit",
+            help="LABEL=FIT.nc (repeatable): fits whose models, priors, sampler settings, "
+            "versions and seeds the Methods section states.",
+        ),
+    ] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Page title.")] = None,
+) -> None:
+    """Write one self-contained HTML report of a results folder.
+
+    Figures embedded, tables rendered, a table of contents; the CSV tables stay beside it.
+
+    Example: raterstats report raterstats-report --fit MACE=fit.nc
+    """
+    from raterstats.report import methods_paragraph
+    from raterstats.report import report as write_report
+
+    methods = None
+    if fit_files:
+        fits = {k: open_fit(Path(v)) for k, v in parse_pairs(fit_files, "--fit").items()}
+        try:
+            methods = methods_paragraph(fits)
+        except (ValueError, TypeError) as err:
+            raise fail(f"report: {err}", 2) from None
+    try:
+        path = write_report(folder, out=out, title=title, methods=methods)
+    except (FileNotFoundError, ValueError) as err:
+        raise fail(str(err)) from None
+    typer.echo(f"Report written to {path.resolve()}")
+
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "agreement",
+    "demo",
+    "designs",
+    "fit",
+    "fit_methods",
+    "model_names_help",
+    "parse_level_map",
+    "rank",
+    "report",
+    "validate",
+]

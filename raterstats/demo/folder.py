@@ -1,0 +1,57 @@
+"""The demo's report folder: where each table, figure and JSON file goes, and the list of
+files written, in order (the report's "Files" section)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import polars as pl
+    from matplotlib.figure import Figure
+
+#: resolution of the demo's PNG figures
+DPI = 120
+
+
+@dataclass
+class ReportFolder:
+    """A folder that the demo writes its files to, remembering each file in order.
+
+    Examples
+    --------
+    >>> import tempfile, polars as pl
+    >>> out = ReportFolder(Path(tempfile.mkdtemp()))
+    >>> out.csv(pl.DataFrame({"a": [1]}), "t.csv")
+    >>> out.json({"n": 1}, "s.json")
+    >>> [p.name for p in out.files]
+    ['t.csv', 's.json']
+    """
+
+    path: Path
+    files: list[Path] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+
+    def _add(self, name: str) -> Path:
+        path = self.path / name
+        self.files.append(path)
+        return path
+
+    def csv(self, frame: pl.DataFrame, name: str) -> None:
+        """Write ``frame`` as the CSV file ``name``."""
+        frame.write_csv(self._add(name))
+
+    def figure(self, fig: Figure, name: str) -> None:
+        """Save ``fig`` as the PNG file ``name``."""
+        fig.savefig(self._add(name), dpi=DPI)
+
+    def json(self, obj: Any, name: str) -> None:
+        """Write ``obj`` as the JSON file ``name`` (values JSON does not know as text)."""
+        self._add(name).write_text(json.dumps(obj, indent=2, default=str))
+
+
+__all__ = ["DPI", "ReportFolder"]
