@@ -142,7 +142,13 @@ def case_difficulty(ratings: Ratings, *, score_map: ScoreMapArg = None) -> pl.Da
             isinstance(scale, CategoricalScale) and score_map is not None
         ):
             raise ValueError(f"{what}: dimension {dim!r} has non-numeric labels; pass score_map=")
-        item = part.group_by(S.ITEM, S.SYSTEM, S.QUESTION).agg(s.mean().alias("__s"))
+        # sorted so that the case statistics sum in one order: the same input gives the
+        # same floats on every call (group_by's output order is not fixed)
+        item = (
+            part.group_by(S.ITEM, S.SYSTEM, S.QUESTION)
+            .agg(s.mean().alias("__s"))
+            .sort(S.QUESTION, S.SYSTEM, S.ITEM)
+        )
         frames.append(
             item.group_by(S.QUESTION)
             .agg(
