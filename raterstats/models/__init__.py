@@ -9,6 +9,7 @@ from raterstats.models.base import (
     ModelInputError,
     Prior,
     data_fingerprint,
+    discover_models,
     model_class,
     model_from_datatree,
     models_answering,
@@ -30,8 +31,19 @@ __all__ = [
     "OrdinalRaters",
     "Prior",
     "data_fingerprint",
+    "discover_models",
     "model_class",
     "model_from_datatree",
     "models_answering",
     "registered_models",
 ]
+
+
+def __getattr__(name: str) -> type[Model]:
+    """A model class by its class name (``raterstats.models.GLAD``), for models that
+    registered themselves without being listed here (see
+    :func:`~raterstats.models.base.discover_models`)."""
+    for cls in registered_models().values():
+        if cls.__name__ == name:
+            return cls
+    raise AttributeError(f"module 'raterstats.models' has no attribute {name!r}")

@@ -706,6 +706,7 @@ def model_from_datatree(dt: xr.DataTree) -> Model:
     True
     """
     name = dt.attrs.get("model")
+    discover_models()
     if name not in _REGISTRY:
         raise ValueError(
             f"the DataTree was not made by a raterstats model fit (model={name!r}); "
@@ -718,8 +719,40 @@ def model_from_datatree(dt: xr.DataTree) -> Model:
     return cls(priors={k: Prior.from_dict(v) for k, v in priors.items()}, **options)
 
 
+#: modules of ``raterstats.models`` that hold compiled code rather than models: discovery
+#: does not import them (the models load them lazily, when a fit needs them)
+COMPILED_MODULE_SUFFIXES = ("kernels", "callbacks")
+
+_DISCOVERED = False
+
+
+def discover_models() -> None:
+    """Import every model module of :mod:`raterstats.models` once, so that each model
+    class registers itself: a new model needs no edit of any ``__init__`` or list.
+
+    Every module under ``raterstats/models/`` is imported except those whose name ends
+    with one of :data:`COMPILED_MODULE_SUFFIXES` (numba code, which models load lazily).
+    The look-ups below (:func:`registered_models`, :func:`model_class`,
+    :func:`model_from_datatree`, :func:`models_answering`) call it first.
+    """
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    import importlib
+    import pkgutil
+
+    import raterstats.models as package
+
+    for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
+        if not info.name.rsplit(".", 1)[-1].endswith(COMPILED_MODULE_SUFFIXES):
+            importlib.import_module(info.name)
+    _DISCOVERED = True
+
+
 def registered_models() -> dict[str, type[Model]]:
-    """Model classes by name (every concrete subclass of :class:`Model`)."""
+    """Model classes by name (every concrete subclass of :class:`Model` in
+    :mod:`raterstats.models`, see :func:`discover_models`)."""
+    discover_models()
     return dict(_REGISTRY)
 
 
@@ -735,11 +768,12 @@ def model_class(name: str) -> type[Model]:
     --------
     >>> model_class("dawid-skene").__name__
     'DawidSkene'
-    >>> model_class("glad")
+    >>> model_class("no_such_model")
     Traceback (most recent call last):
     ...
-    ValueError: unknown model 'glad'; known: dawid_skene, length_effect, mace, ordinal_raters
+    ValueError: unknown model 'no_such_model'; known: dawid_skene, length_effect, mace, ordinal_raters
     """
+    discover_models()
     key = _norm(name)
     for cls in _REGISTRY.values():
         if key in cls.all_names():
@@ -750,7 +784,7 @@ def model_class(name: str) -> type[Model]:
 def models_answering(question: str) -> list[type[Model]]:
     """The registered model classes that answer a post-fit ``question`` (see
     :meth:`Model.answers`), by name."""
-    return [cls for _, cls in sorted(_REGISTRY.items()) if cls.answers(question)]
+    return [cls for _, cls in sorted(registered_models().items()) if cls.answers(question)]
 
 
 def _unanswered(model: Model, question: str, what: str) -> TypeError:
@@ -761,6 +795,7 @@ def _unanswered(model: Model, question: str, what: str) -> TypeError:
 
 
 __all__ = [
+    "COMPILED_MODULE_SUFFIXES",
     "FIT_ATTRS",
     "POST_FIT_QUESTIONS",
     "Method",
@@ -768,6 +803,7 @@ __all__ = [
     "ModelInputError",
     "Prior",
     "data_fingerprint",
+    "discover_models",
     "model_class",
     "model_from_datatree",
     "models_answering",
