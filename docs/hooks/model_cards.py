@@ -1,5 +1,6 @@
 """mkdocs hook: the model cards (``models/<name>/card.md`` at the repository root) become
-the pages ``models/<name>.md`` of the documentation, without copying them.
+the pages ``models/<name>.md`` of the documentation, without copying them, and the
+"Model cards" section of the navigation lists them all.
 
 Each card's YAML front matter (parameters, default priors, options, methods) is what
 ``tests/models/test_cards.py`` checks against the code; the hook renders it as tables at the
@@ -15,6 +16,24 @@ from mkdocs.structure.files import File, Files
 
 ROOT = Path(__file__).resolve().parents[2]
 CARDS = ROOT / "models"
+
+
+def _title(card: Path) -> str:
+    """The card's first heading up to its colon (``# MACE: ...`` -> ``MACE``)."""
+    for line in card.read_text().splitlines():
+        if line.startswith("# "):
+            return line[2:].split(":", 1)[0].strip()
+    return card.parent.name
+
+
+def on_config(config: Any) -> Any:
+    """The "Model cards" section of the navigation lists every card, so that a new model's
+    card appears without an edit of ``mkdocs.yml``."""
+    cards = [{_title(c): f"models/{c.parent.name}.md"} for c in sorted(CARDS.glob("*/card.md"))]
+    for entry in config["nav"] or []:
+        if isinstance(entry, dict) and "Model cards" in entry:
+            entry["Model cards"] = cards
+    return config
 
 
 def on_files(files: Files, config: Any) -> Files:
