@@ -108,10 +108,10 @@ class LengthEffect(Model):
             eta = pt.zeros((len(c["item"]), nd))
             if data.use_system:
                 bm = zero_sum_basis(len(c["system"]))
-                sz = pm.Normal("system_z", 0.0, 1.0, dims=("dimension", "system_basis"))
+                sys_z = pm.Normal("system_z", 0.0, 1.0, dims=("dimension", "system_basis"))
                 s_eff = pm.Deterministic(
                     "system_effect",
-                    float(p["system_effect"].param("sigma", 1.0)) * pt.dot(sz, bm.T),
+                    float(p["system_effect"].param("sigma", 1.0)) * pt.dot(sys_z, bm.T),
                     dims=("dimension", "system"),
                 )
                 eta = eta + s_eff.T[data.item_system]

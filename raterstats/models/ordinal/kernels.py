@@ -101,7 +101,7 @@ def ordinal_logp_grad(
     x: np.ndarray,
     grad: np.ndarray,
     off: np.ndarray,
-    st: np.ndarray,
+    settings: np.ndarray,
     prior: np.ndarray,
     obs_item: np.ndarray,
     obs_dim: np.ndarray,
@@ -117,15 +117,26 @@ def ordinal_logp_grad(
 ) -> float:
     """Log density (up to a constant) and its gradient (written into ``grad``).
 
+    ``off`` holds the offsets of the blocks of ``x`` by :class:`Block` (and its length
+    last), ``settings`` the sizes and switches by :class:`Setting` and ``prior`` the prior
+    constants by :class:`PriorConst` (``OrdinalLayout`` makes all three); then the
+    per-rating indices (0-based level ``obs_y``; ``obs_sent`` 1-based, 0 for whole-answer
+    ratings), the per-answer system, question and standardised log length, and the
+    zero-sum bases of the systems and the human panel.
+
     Degenerate points (cut-points that coincide after an underflow) give a non-finite
     value, which the sampler rejects, rather than an exception (``error_model="numpy"``).
     """
-    D, G, H = st[Setting.N_DIM], st[Setting.N_DESIGN], st[Setting.N_HUMAN]
-    J, M, Q = st[Setting.N_JUDGE], st[Setting.N_SYSTEM], st[Setting.N_QUESTION]
-    n_item, S, K = st[Setting.N_ITEM], st[Setting.N_SENTENCE], st[Setting.N_LEVELS]
-    use_sys, use_q = st[Setting.USE_SYSTEM], st[Setting.USE_QUESTION]
-    use_sent, use_len = st[Setting.USE_SENTENCES], st[Setting.USE_LENGTH]
-    lbr, ref = st[Setting.LENGTH_BY_RATER], st[Setting.REFERENCE]
+    D, G, H = settings[Setting.N_DIM], settings[Setting.N_DESIGN], settings[Setting.N_HUMAN]
+    J, M, Q = settings[Setting.N_JUDGE], settings[Setting.N_SYSTEM], settings[Setting.N_QUESTION]
+    n_item, S, K = (
+        settings[Setting.N_ITEM],
+        settings[Setting.N_SENTENCE],
+        settings[Setting.N_LEVELS],
+    )
+    use_sys, use_q = settings[Setting.USE_SYSTEM], settings[Setting.USE_QUESTION]
+    use_sent, use_len = settings[Setting.USE_SENTENCES], settings[Setting.USE_LENGTH]
+    lbr, ref = settings[Setting.LENGTH_BY_RATER], settings[Setting.REFERENCE]
     R = H + J
     for t in range(grad.size):
         grad[t] = 0.0
@@ -195,7 +206,7 @@ def ordinal_logp_grad(
     # sentence scale: x holds log tau_d + m_{d, gs} (the scale of sentence deviations in
     # the units of the sentence design's raters, ``gs``; -1: log tau_d itself), a shear
     # with unit Jacobian that takes out the trade-off between the two
-    gs = st[Setting.SENTENCE_DESIGN]
+    gs = settings[Setting.SENTENCE_DESIGN]
     lm_at = np.full(D, -1)
     if gs >= 0:
         for d in range(D):
@@ -226,7 +237,7 @@ def ordinal_logp_grad(
     # rater / cell deviations in the zero-sum basis: non-centred (x = z, deviation = s * B z)
     # or centred (x ~ N(0, s), deviation = B x; the better geometry when every rater cell
     # holds many ratings)
-    cen = st[Setting.CENTRED]
+    cen = settings[Setting.CENTRED]
     scales = np.array([su, sv, sa, sb])
     log_at = np.array([off[Block.LOG_SU], off[Block.LOG_SV], off[Block.LOG_SA], off[Block.LOG_SB]])
     first = np.array([off[Block.UZ], off[Block.VZ], off[Block.AZ], off[Block.BZ]])

@@ -299,10 +299,10 @@ class OrdinalRaters(Model):
         # latent quality
         if data.use_system:
             bm = zero_sum_basis(nm)
-            sz = pm.Normal("system_z", 0.0, 1.0, dims=("dimension", "system_basis"))
+            sys_z = pm.Normal("system_z", 0.0, 1.0, dims=("dimension", "system_basis"))
             s_eff = pm.Deterministic(
                 "system_effect",
-                float(p["system_effect"].param("sigma", 1.0)) * pt.dot(sz, bm.T),
+                float(p["system_effect"].param("sigma", 1.0)) * pt.dot(sys_z, bm.T),
                 dims=("dimension", "system"),
             )
             eta = s_eff.T[data.item_system]
