@@ -52,6 +52,7 @@ def truth_in_model_terms(truth, humans):
 def run(adaptation: str, draws: int, tune: int, seed: int) -> dict[str, object]:
     import arviz_stats as azs
 
+    from raterstats.intervals import eti
     from raterstats.models.ordinal import (
         OrdinalRaters,
         length_contrast,
@@ -95,7 +96,7 @@ def run(adaptation: str, draws: int, tune: int, seed: int) -> dict[str, object]:
     )[0, 1]
     lc = length_contrast(dt)
     beta = lc["length_effect"]
-    lo, hi = beta.quantile(0.05, ("chain", "draw")), beta.quantile(0.95, ("chain", "draw"))
+    lo, hi = eti(beta, 0.9)
     tb = truth["length_bias"]
     cover = bool(((lo <= tb) & (tb <= hi)).all())
     coarse_excl0 = bool((lo.sel(design="coarse") > 0).all())
@@ -136,8 +137,9 @@ def run(adaptation: str, draws: int, tune: int, seed: int) -> dict[str, object]:
             name: {
                 "dims": list(post[name].dims[2:]),
                 "mean": np.round(post[name].mean(("chain", "draw")).values, 4).tolist(),
-                "q05": np.round(post[name].quantile(0.05, ("chain", "draw")).values, 4).tolist(),
-                "q95": np.round(post[name].quantile(0.95, ("chain", "draw")).values, 4).tolist(),
+                # the 90% equal-tailed interval: the 5% and 95% quantiles
+                "q05": np.round(eti(post[name], 0.9)[0].values, 4).tolist(),
+                "q95": np.round(eti(post[name], 0.9)[1].values, 4).tolist(),
             }
             for name in (
                 "system_effect",

@@ -20,14 +20,14 @@ import xarray as xr
 
 from raterstats.lazy import LazyModule
 from raterstats.models.base import Model, ModelInputError, Prior
-from raterstats.models.ordinal.kernels import zero_sum_basis
-from raterstats.models.ordinal.model import (
+from raterstats.models.ordinal import (
     OrdinalData,
-    _interval_logp,
+    interval_logp,
     ordered_cutpoints,
     prepare_ordinal,
     ratings_potential,
 )
+from raterstats.models.zerosum import zero_sum_basis
 from raterstats.ratings import Ratings
 
 if TYPE_CHECKING:
@@ -108,10 +108,10 @@ class LengthEffect(Model):
             eta = pt.zeros((len(c["item"]), nd))
             if data.use_system:
                 bm = zero_sum_basis(len(c["system"]))
-                sz = pm.Normal("system_z", 0.0, 1.0, dims=("dimension", "system_basis"))
+                sys_z = pm.Normal("system_z", 0.0, 1.0, dims=("dimension", "system_basis"))
                 s_eff = pm.Deterministic(
                     "system_effect",
-                    float(p["system_effect"].param("sigma", 1.0)) * pt.dot(sz, bm.T),
+                    float(p["system_effect"].param("sigma", 1.0)) * pt.dot(sys_z, bm.T),
                     dims=("dimension", "system"),
                 )
                 eta = eta + s_eff.T[data.item_system]
@@ -193,8 +193,8 @@ class LengthEffect(Model):
             axis=-1,
         )
         idx = np.arange(data.n_obs)
-        ll = _interval_logp(
-            pad[:, :, idx, data.y] - lp, pad[:, :, idx, data.y + 1] - lp, self._options["link"], np
+        ll = interval_logp(
+            pad[:, :, idx, data.y] - lp, pad[:, :, idx, data.y + 1] - lp, self._options["link"]
         )
         ni = len(data.coords["item"])
         key = data.obs_item * ng + data.obs_design

@@ -7,6 +7,8 @@ import pytest
 import xarray as xr
 
 from raterstats import LengthEffect, OrdinalRaters
+from raterstats.intervals import eti
+from raterstats.models import POST_FIT_QUESTIONS
 from raterstats.models.ordinal import (
     DIAGNOSED_PARAMETERS,
     length_contrast,
@@ -117,6 +119,35 @@ def test_derived_quantities(small_fit):
     assert np.all((v >= 0) & (v <= 1))
 
 
+def test_the_model_answers_rater_summary_and_system_score_draws(small_fit):
+    model = OrdinalRaters()
+    assert OrdinalRaters.answers("rater_summary") and OrdinalRaters.answers("system_score_draws")
+    assert not OrdinalRaters.answers("item_posterior")
+    assert not any(LengthEffect.answers(q) for q in POST_FIT_QUESTIONS)
+    xr.testing.assert_identical(
+        model.rater_summary(small_fit, ci_prob=0.8), rater_table(small_fit, ci_prob=0.8)
+    )
+    options = {
+        "score_map": None,
+        "labels": "sample",
+        "n_boot": 0,
+        "max_draws": 250,
+        "rng": np.random.default_rng(0),
+    }
+    sc = system_scores(small_fit)
+    for score, dims in (
+        ("fair_average", ("chain", "draw", "dimension", "design", "system")),
+        ("latent", ("chain", "draw", "dimension", "system")),
+    ):
+        draws = model.system_score_draws(small_fit, score=score, **options)
+        assert draws.dims == dims
+        assert draws.attrs["source"] == f"ordinal_raters ({score})"
+        assert list(draws["system"].values) == [str(s) for s in sc["system"].values]
+        np.testing.assert_array_equal(draws.values, sc[score].values)
+    with pytest.raises(ValueError, match="'fair_average' or 'latent'"):
+        model.system_score_draws(small_fit, score="mean", **options)
+
+
 def test_netcdf_round_trip_gives_identical_results(small_fit, tmp_path):
     path = tmp_path / "fit.nc"
     small_fit.to_netcdf(path)
@@ -185,7 +216,7 @@ def test_recovery_and_convergence_on_the_built_in_study():
         >= 0.9
     )
     beta = post["length_effect"]
-    lo, hi = beta.quantile(0.05, ("chain", "draw")), beta.quantile(0.95, ("chain", "draw"))
+    lo, hi = eti(beta, 0.9)
     tb = truth["length_bias"]
     assert bool(((lo <= tb) & (tb <= hi)).all())
     assert bool((lo.sel(design="coarse") > 0).all())

@@ -14,8 +14,7 @@ import xarray as xr
 from scipy import stats
 
 from raterstats import OrdinalRaters, OrdinalScale, read_ratings
-from raterstats.models.ordinal.model import _lp_and_cuts
-from raterstats.models.ordinal.kernels import BLOCKS
+from raterstats.models.ordinal import Block, lp_and_cuts
 
 N_REPLICATES = 100
 N_BINS = 5
@@ -45,30 +44,30 @@ def design_frame() -> pl.DataFrame:
 
 def prior_draw(layout, rng: np.random.Generator) -> np.ndarray:
     """A draw of the unconstrained vector from the model's default priors."""
-    x = np.zeros(layout["ndim"])
-    off = layout["offsets"]
-    for name in BLOCKS:
-        k = BLOCKS.index(name)
-        lo, hi = off[k], off[k + 1]
+    x = np.zeros(layout.ndim)
+    for b in Block:
+        name = b.name.lower()
+        sl = layout.block(b)
+        lo, hi = sl.start, sl.stop
         if hi == lo:
             continue
         if name.startswith("log_"):
-            scale = layout["prior_scale"][name]
+            scale = layout.prior_scale[name]
             x[lo:hi] = np.log(np.abs(rng.normal(0.0, scale, hi - lo)))
-        elif name == "lm":
+        elif b == Block.LM:
             x[lo:hi] = rng.normal(0.0, 0.5, hi - lo)
-        elif name == "cuts":  # K - 1 ordered N(0, 3) cut-points per dimension x design
-            k1 = layout["sizes"][8] - 1
+        elif b == Block.CUTS:  # K - 1 ordered N(0, 3) cut-points per dimension x design
+            k1 = layout.n_levels - 1
             c = np.sort(rng.normal(0.0, 3.0, (hi - lo) // k1 * k1).reshape(-1, k1), axis=1)
             x[lo:hi] = np.concatenate([c[:, :1], np.log(np.diff(c, axis=1))], axis=1).ravel()
         else:  # standard normals and N(0, 1) effects
             x[lo:hi] = rng.normal(0.0, 1.0, hi - lo)
-    # the sentence-scale block holds log tau + m[d, gs] (a shear; see _ordinal_numba)
-    gs, ref, n_dim, n_design = (int(layout["sizes"][i]) for i in (16, 14, 0, 1))
-    k_tau, k_lm = BLOCKS.index("log_tau"), BLOCKS.index("lm")
-    if gs >= 0 and off[k_tau + 1] > off[k_tau]:
-        lm = x[off[k_lm] : off[k_lm + 1]].reshape(n_dim, n_design - 1)
-        x[off[k_tau] : off[k_tau + 1]] += lm[:, gs if gs < ref else gs - 1]
+    # the sentence-scale block holds log tau + m[d, gs] (a shear; see the kernels)
+    gs, ref = layout.sentence_design, layout.reference
+    tau, lm_block = layout.block(Block.LOG_TAU), layout.block(Block.LM)
+    if gs >= 0 and tau.stop > tau.start:
+        lm = x[lm_block].reshape(layout.n_dim, layout.n_design - 1)
+        x[tau] += lm[:, gs if gs < ref else gs - 1]
     return x
 
 
@@ -90,7 +89,7 @@ def one_replicate(seed: int) -> dict[str, float]:
         },
         coords=dens.coords,
     )
-    lp, cuts = _lp_and_cuts(post, data)
+    lp, cuts = lp_and_cuts(post, data)
     cum = 1.0 / (1.0 + np.exp(-(cuts[0, 0] - lp[0, 0][:, None])))
     y = 1 + np.sum(rng.random(lp.shape[-1])[:, None] > cum, axis=1)
     sim = data.frame.drop("rating").with_columns(pl.Series("rating", y))

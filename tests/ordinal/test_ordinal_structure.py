@@ -10,8 +10,8 @@ import xarray as xr
 
 from raterstats import NominalScale, OrdinalScale, read_ratings
 from raterstats.models.base import ModelInputError
-from raterstats.models.ordinal import OrdinalRaters, rating_log_likelihood
-from raterstats.models.ordinal.kernels import BLOCKS, zero_sum_basis
+from raterstats.models.ordinal import BLOCKS, OrdinalRaters, rating_log_likelihood
+from raterstats.models.zerosum import zero_sum_basis
 from raterstats.simulate import clinical_qa_study
 
 # the value variable of the PyMC model behind each block of the compiled density's vector

@@ -1,104 +1,43 @@
-"""Compiled log density of the ordinal rater model, with a hand-written gradient.
+"""Compiled log density of the ordinal rater model, with a hand-written gradient (numba).
 
-The PyTensor graph of :class:`raterstats.models.ordinal.OrdinalRaters` is the
-reference;
-compiling it costs one to two minutes per fit and its gradient spends most of its time in
-scatter-adds. This module computes the same log density on the same unconstrained
-parameters in one pass over the ratings, compiled by numba once per installation
-(``cache=True``). Tests check the log density and its gradient against the PyMC model.
+These kernels override, for speed, the NumPy reference of
+:mod:`raterstats.models.ordinal.reference`: :func:`ordinal_logp_grad` computes
+:func:`~raterstats.models.ordinal.reference.log_density` (the log density of the PyMC model
+:meth:`~raterstats.models.ordinal.OrdinalRaters.build_model` on the same unconstrained
+parameters, up to a constant) and its gradient in one pass over the ratings, and
+:func:`rating_loglik_logit` the logistic-link
+:func:`~raterstats.models.ordinal.reference.rating_log_likelihood`. Compiling the PyTensor
+graph costs one to two minutes per fit and its gradient spends most of its time in
+scatter-adds; numba compiles these once per installation (``cache=True``). The tests check
+both against the NumPy reference, and the log density and its gradient against the PyMC
+model.
 
-Unconstrained vector ``x``, blocks in order (a block is empty when its part of the model is
-absent): system effects (D x (M-1) standard normals mapped by an orthonormal zero-sum
-basis), log sigma_question (D), question z ((Q-1) x D), log sigma_residual (D), residual z
-((I-1) x D) (the question and residual z are zero-sum along their first axis through
-:func:`zero_sum_extend`), log sigma_sentence (D; plus the sentence design's
-log-discrimination mean when ``sizes[16]`` names that design), sentence z (S x D),
-log-discrimination design means
-(D x (G-1)), log sigma_discrimination_rater, log sigma_discrimination_cell, discrimination
-rater z (H-1, zero-sum basis), cell z (D x G x (H-1)), log sigma_severity_rater,
-log sigma_severity_cell, severity rater z (H-1, zero-sum basis), cell z (D x G x (H-1))
-(these four rater / cell blocks hold standard normals scaled by their sigma or, centred
-when ``sizes[15]`` is 1, the basis coordinates themselves with a N(0, sigma) prior),
-length effect (D x G), log sigma_length_rater, length rater z (H x D x G), judge
-log-discrimination, severity and length effect (J x D x G each), cut-points
-(D x G x (K-1), PyMC's ordered transform).
+The kernels read the unconstrained vector ``x`` by block offsets, the integer settings and
+the prior constants at the positions named by :class:`~raterstats.models.ordinal.layout.Block`
+(which says what each block holds), :class:`~raterstats.models.ordinal.layout.Setting` and
+:class:`~raterstats.models.ordinal.layout.PriorConst`;
+:class:`~raterstats.models.ordinal.layout.OrdinalLayout` produces the arrays.
 """
 
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import xarray as xr
 from numba import njit
 
-#: Names of the blocks of ``x``, in order (``offsets`` has one more entry than this).
-BLOCKS = (
-    "sys_z",
-    "log_sq",
-    "qz",
-    "log_se",
-    "ez",
-    "log_tau",
-    "wz",
-    "lm",
-    "log_su",
-    "log_sv",
-    "uz",
-    "vz",
-    "log_sa",
-    "log_sb",
-    "az",
-    "bz",
-    "beta",
-    "log_sl",
-    "lz",
-    "jl",
-    "js",
-    "jb",
-    "cuts",
-)
-#: Prior constants, in order, in the ``prior`` array.
-PRIOR_KEYS = (
-    "system_sigma",
-    "sigma_question",
-    "sigma_residual",
-    "sigma_sentence",
-    "lm_mu",
-    "lm_sd",
-    "sigma_disc_rater",
-    "sigma_disc_cell",
-    "sigma_sev_rater",
-    "sigma_sev_cell",
-    "beta_mu",
-    "beta_sd",
-    "sigma_length_rater",
-    "cut_mu",
-    "cut_sd",
-    "jl_mu",
-    "jl_sd",
-    "js_mu",
-    "js_sd",
-    "jb_mu",
-    "jb_sd",
-)
+from raterstats.models.ordinal.data import OrdinalData
+from raterstats.models.ordinal.layout import Block, PriorConst, Setting
+from raterstats.models.ordinal.reference import length_effects
 
-
-def zero_sum_basis(n: int) -> np.ndarray:
-    """An orthonormal basis (n x (n-1)) of the vectors that sum to zero (Helmert).
-
-    ``B @ z`` with ``z ~ N(0, sigma^2 I)`` is a zero-sum normal vector with scale sigma.
-
-    Examples
-    --------
-    >>> b = zero_sum_basis(4)
-    >>> np.allclose(b.T @ b, np.eye(3)), np.allclose(b.sum(axis=0), 0)
-    (True, True)
-    """
-    b = np.zeros((n, max(n - 1, 0)))
-    for k in range(1, n):
-        b[:k, k - 1] = 1.0 / math.sqrt(k * (k + 1))
-        b[k, k - 1] = -k / math.sqrt(k * (k + 1))
-    return b
+#: SHA-256 of layout.py, whose enum values numba compiles into the kernels below. numba's
+#: on-disk cache checks only this file's time stamp and size, not the modules it reads
+#: globals from, so a changed layout.py would otherwise leave stale kernels that read the
+#: arrays at the old positions. tests/ordinal/test_ordinal_structure.py fails until this
+#: value is updated, and updating it invalidates the cache.
+LAYOUT_SOURCE_SHA256 = "dc0d1dcddb2e83bf6b393f4120c20e3eb1ab7877c16c19533dd303f2178290ee"
 
 
 @njit(cache=True, nogil=True)
@@ -162,7 +101,7 @@ def ordinal_logp_grad(
     x: np.ndarray,
     grad: np.ndarray,
     off: np.ndarray,
-    sz: np.ndarray,
+    settings: np.ndarray,
     prior: np.ndarray,
     obs_item: np.ndarray,
     obs_dim: np.ndarray,
@@ -178,12 +117,26 @@ def ordinal_logp_grad(
 ) -> float:
     """Log density (up to a constant) and its gradient (written into ``grad``).
 
+    ``off`` holds the offsets of the blocks of ``x`` by :class:`Block` (and its length
+    last), ``settings`` the sizes and switches by :class:`Setting` and ``prior`` the prior
+    constants by :class:`PriorConst` (``OrdinalLayout`` makes all three); then the
+    per-rating indices (0-based level ``obs_y``; ``obs_sent`` 1-based, 0 for whole-answer
+    ratings), the per-answer system, question and standardised log length, and the
+    zero-sum bases of the systems and the human panel.
+
     Degenerate points (cut-points that coincide after an underflow) give a non-finite
     value, which the sampler rejects, rather than an exception (``error_model="numpy"``).
     """
-    D, G, H, J, M, Q = sz[0], sz[1], sz[2], sz[3], sz[4], sz[5]
-    n_item, S, K = sz[6], sz[7], sz[8]
-    use_sys, use_q, use_sent, use_len, lbr, ref = sz[9], sz[10], sz[11], sz[12], sz[13], sz[14]
+    D, G, H = settings[Setting.N_DIM], settings[Setting.N_DESIGN], settings[Setting.N_HUMAN]
+    J, M, Q = settings[Setting.N_JUDGE], settings[Setting.N_SYSTEM], settings[Setting.N_QUESTION]
+    n_item, S, K = (
+        settings[Setting.N_ITEM],
+        settings[Setting.N_SENTENCE],
+        settings[Setting.N_LEVELS],
+    )
+    use_sys, use_q = settings[Setting.USE_SYSTEM], settings[Setting.USE_QUESTION]
+    use_sent, use_len = settings[Setting.USE_SENTENCES], settings[Setting.USE_LENGTH]
+    lbr, ref = settings[Setting.LENGTH_BY_RATER], settings[Setting.REFERENCE]
     R = H + J
     for t in range(grad.size):
         grad[t] = 0.0
@@ -191,16 +144,16 @@ def ordinal_logp_grad(
 
     # ---- latent quality -------------------------------------------------------------------
     sys_eff = np.zeros((D, M))
-    o = off[0]
+    o = off[Block.SYS_Z]
     if use_sys:
-        sig_s = prior[0]
+        sig_s = prior[PriorConst.SYSTEM_SIGMA]
         for d in range(D):
             for m in range(M):
                 acc = 0.0
                 for k in range(M - 1):
                     acc += basis_m[m, k] * x[o + d * (M - 1) + k]
                 sys_eff[d, m] = sig_s * acc
-        for t in range(off[0], off[1]):
+        for t in range(off[Block.SYS_Z], off[Block.SYS_Z + 1]):
             total += -0.5 * x[t] * x[t]
             grad[t] -= x[t]
     # question effects and answer residuals: zero-sum standard normals (Q - 1 and I - 1
@@ -209,21 +162,25 @@ def ordinal_logp_grad(
     qfull = np.zeros((Q, D))
     if use_q:
         for d in range(D):
-            lpd, sq[d] = _halfnormal_log(x, off[1] + d, prior[1], grad)
+            lpd, sq[d] = _halfnormal_log(
+                x, off[Block.LOG_SQ] + d, prior[PriorConst.SIGMA_QUESTION], grad
+            )
             total += lpd
-        for t in range(off[2], off[3]):
+        for t in range(off[Block.QZ], off[Block.QZ + 1]):
             total += -0.5 * x[t] * x[t]
             grad[t] -= x[t]
-        zero_sum_extend(x[off[2] : off[3]], Q, D, qfull)
+        zero_sum_extend(x[off[Block.QZ] : off[Block.QZ + 1]], Q, D, qfull)
     se = np.zeros(D)
     for d in range(D):
-        lpd, se[d] = _halfnormal_log(x, off[3] + d, prior[2], grad)
+        lpd, se[d] = _halfnormal_log(
+            x, off[Block.LOG_SE] + d, prior[PriorConst.SIGMA_RESIDUAL], grad
+        )
         total += lpd
-    for t in range(off[4], off[5]):
+    for t in range(off[Block.EZ], off[Block.EZ + 1]):
         total += -0.5 * x[t] * x[t]
         grad[t] -= x[t]
     efull = np.empty((n_item, D))
-    zero_sum_extend(x[off[4] : off[5]], n_item, D, efull)
+    zero_sum_extend(x[off[Block.EZ] : off[Block.EZ + 1]], n_item, D, efull)
     eta = np.empty((n_item, D))
     for i in range(n_item):
         for d in range(D):
@@ -239,55 +196,55 @@ def ordinal_logp_grad(
         for g in range(G):
             if g == ref:
                 continue
-            t = off[7] + d * (G - 1) + c
+            t = off[Block.LM] + d * (G - 1) + c
             lm[d, g] = x[t]
-            z = (x[t] - prior[4]) / prior[5]
+            z = (x[t] - prior[PriorConst.LM_MU]) / prior[PriorConst.LM_SD]
             total += -0.5 * z * z
-            grad[t] -= z / prior[5]
+            grad[t] -= z / prior[PriorConst.LM_SD]
             c += 1
 
     # sentence scale: x holds log tau_d + m_{d, gs} (the scale of sentence deviations in
-    # the units of the sentence design's raters, ``gs = sz[16]``; -1: log tau_d itself), a
-    # shear with unit Jacobian that takes out the trade-off between the two
-    gs = sz[16]
+    # the units of the sentence design's raters, ``gs``; -1: log tau_d itself), a shear
+    # with unit Jacobian that takes out the trade-off between the two
+    gs = settings[Setting.SENTENCE_DESIGN]
     lm_at = np.full(D, -1)
     if gs >= 0:
         for d in range(D):
-            lm_at[d] = off[7] + d * (G - 1) + (gs if gs < ref else gs - 1)
+            lm_at[d] = off[Block.LM] + d * (G - 1) + (gs if gs < ref else gs - 1)
     tau = np.zeros(D)
     if use_sent:
         for d in range(D):
-            t = off[5] + d
+            t = off[Block.LOG_TAU] + d
             log_tau = x[t] - (lm[d, gs] if gs >= 0 else 0.0)
             tau[d] = math.exp(log_tau)
-            r_ = tau[d] / prior[3]
+            r_ = tau[d] / prior[PriorConst.SIGMA_SENTENCE]
             total += -0.5 * r_ * r_ + log_tau
             gt = 1.0 - r_ * r_
             grad[t] += gt
             if gs >= 0:
                 grad[lm_at[d]] -= gt
-        for t in range(off[6], off[7]):
+        for t in range(off[Block.WZ], off[Block.WZ + 1]):
             total += -0.5 * x[t] * x[t]
             grad[t] -= x[t]
-    lpd, su = _halfnormal_log(x, off[8], prior[6], grad)
+    lpd, su = _halfnormal_log(x, off[Block.LOG_SU], prior[PriorConst.SIGMA_DISC_RATER], grad)
     total += lpd
-    lpd, sv = _halfnormal_log(x, off[9], prior[7], grad)
+    lpd, sv = _halfnormal_log(x, off[Block.LOG_SV], prior[PriorConst.SIGMA_DISC_CELL], grad)
     total += lpd
-    lpd, sa = _halfnormal_log(x, off[12], prior[8], grad)
+    lpd, sa = _halfnormal_log(x, off[Block.LOG_SA], prior[PriorConst.SIGMA_SEV_RATER], grad)
     total += lpd
-    lpd, sb = _halfnormal_log(x, off[13], prior[9], grad)
+    lpd, sb = _halfnormal_log(x, off[Block.LOG_SB], prior[PriorConst.SIGMA_SEV_CELL], grad)
     total += lpd
     # rater / cell deviations in the zero-sum basis: non-centred (x = z, deviation = s * B z)
     # or centred (x ~ N(0, s), deviation = B x; the better geometry when every rater cell
     # holds many ratings)
-    cen = sz[15]
+    cen = settings[Setting.CENTRED]
     scales = np.array([su, sv, sa, sb])
-    log_at = np.array([off[8], off[9], off[12], off[13]])
-    blocks = np.array([10, 11, 14, 15])
+    log_at = np.array([off[Block.LOG_SU], off[Block.LOG_SV], off[Block.LOG_SA], off[Block.LOG_SB]])
+    first = np.array([off[Block.UZ], off[Block.VZ], off[Block.AZ], off[Block.BZ]])
+    stop = np.array([off[Block.UZ + 1], off[Block.VZ + 1], off[Block.AZ + 1], off[Block.BZ + 1]])
     for h in range(4):
-        blk = blocks[h]
         s_q = scales[h]
-        for t in range(off[blk], off[blk + 1]):
+        for t in range(first[h], stop[h]):
             if cen:
                 z = x[t] / s_q
                 total += -0.5 * z * z - math.log(s_q)
@@ -302,9 +259,9 @@ def ordinal_logp_grad(
     mb = 1.0 if cen else sb
     sl = 0.0
     if use_len and lbr:
-        lpd, sl = _halfnormal_log(x, off[17], prior[12], grad)
+        lpd, sl = _halfnormal_log(x, off[Block.LOG_SL], prior[PriorConst.SIGMA_LENGTH_RATER], grad)
         total += lpd
-        for t in range(off[18], off[19]):
+        for t in range(off[Block.LZ], off[Block.LZ + 1]):
             total += -0.5 * x[t] * x[t]
             grad[t] -= x[t]
     # severity of humans: a = B az (zero-sum over humans), b[d, g] = B bz[d, g]
@@ -312,12 +269,12 @@ def ordinal_logp_grad(
     for j in range(H):
         acc = 0.0
         for k in range(H - 1):
-            acc += basis_h[j, k] * x[off[14] + k]
+            acc += basis_h[j, k] * x[off[Block.AZ] + k]
         a[j] = acc
     b = np.zeros((D, G, H))
     for d in range(D):
         for g in range(G):
-            base = off[15] + (d * G + g) * (H - 1)
+            base = off[Block.BZ] + (d * G + g) * (H - 1)
             for j in range(H):
                 acc = 0.0
                 for k in range(H - 1):
@@ -328,12 +285,12 @@ def ordinal_logp_grad(
     for j in range(H):
         acc = 0.0
         for k in range(H - 1):
-            acc += basis_h[j, k] * x[off[10] + k]
+            acc += basis_h[j, k] * x[off[Block.UZ] + k]
         uu[j] = acc
     vv = np.zeros((D, G, H))
     for d in range(D):
         for g in range(G):
-            base = off[11] + (d * G + g) * (H - 1)
+            base = off[Block.VZ] + (d * G + g) * (H - 1)
             for j in range(H):
                 acc = 0.0
                 for k in range(H - 1):
@@ -349,33 +306,33 @@ def ordinal_logp_grad(
                 lam[j, d, g] = math.exp(lm[d, g] + mu_ * uu[j] + mv * vv[d, g, j])
                 sev[j, d, g] = ma * a[j] + mb * b[d, g, j]
                 if use_len:
-                    bet[j, d, g] = x[off[16] + d * G + g]
+                    bet[j, d, g] = x[off[Block.BETA] + d * G + g]
                     if lbr:
-                        bet[j, d, g] += sl * x[off[18] + cell]
+                        bet[j, d, g] += sl * x[off[Block.LZ] + cell]
     if use_len:
-        for t in range(off[16], off[17]):
-            z = (x[t] - prior[10]) / prior[11]
+        for t in range(off[Block.BETA], off[Block.BETA + 1]):
+            z = (x[t] - prior[PriorConst.BETA_MU]) / prior[PriorConst.BETA_SD]
             total += -0.5 * z * z
-            grad[t] -= z / prior[11]
+            grad[t] -= z / prior[PriorConst.BETA_SD]
     for jj in range(J):
         for d in range(D):
             for g in range(G):
                 cj = (jj * D + d) * G + g
-                t = off[19] + cj
-                z = (x[t] - prior[15]) / prior[16]
+                t = off[Block.JL] + cj
+                z = (x[t] - prior[PriorConst.JL_MU]) / prior[PriorConst.JL_SD]
                 total += -0.5 * z * z
-                grad[t] -= z / prior[16]
+                grad[t] -= z / prior[PriorConst.JL_SD]
                 lam[H + jj, d, g] = math.exp(x[t])
-                t = off[20] + cj
-                z = (x[t] - prior[17]) / prior[18]
+                t = off[Block.JS] + cj
+                z = (x[t] - prior[PriorConst.JS_MU]) / prior[PriorConst.JS_SD]
                 total += -0.5 * z * z
-                grad[t] -= z / prior[18]
+                grad[t] -= z / prior[PriorConst.JS_SD]
                 sev[H + jj, d, g] = x[t]
                 if use_len:
-                    t = off[21] + cj
-                    z = (x[t] - prior[19]) / prior[20]
+                    t = off[Block.JB] + cj
+                    z = (x[t] - prior[PriorConst.JB_MU]) / prior[PriorConst.JB_SD]
                     total += -0.5 * z * z
-                    grad[t] -= z / prior[20]
+                    grad[t] -= z / prior[PriorConst.JB_SD]
                     bet[H + jj, d, g] = x[t]
 
     # ---- cut-points (ordered transform) ---------------------------------------------------
@@ -383,7 +340,7 @@ def ordinal_logp_grad(
     cuts = np.empty((D, G, k1))
     for d in range(D):
         for g in range(G):
-            base = off[22] + (d * G + g) * k1
+            base = off[Block.CUTS] + (d * G + g) * k1
             c = x[base]
             cuts[d, g, 0] = c
             for k in range(1, k1):
@@ -395,9 +352,9 @@ def ordinal_logp_grad(
     for d in range(D):
         for g in range(G):
             for k in range(k1):
-                z = (cuts[d, g, k] - prior[13]) / prior[14]
+                z = (cuts[d, g, k] - prior[PriorConst.CUT_MU]) / prior[PriorConst.CUT_SD]
                 total += -0.5 * z * z
-                dcuts[d, g, k] -= z / prior[14]
+                dcuts[d, g, k] -= z / prior[PriorConst.CUT_SD]
 
     # ---- likelihood -----------------------------------------------------------------------
     deta = np.zeros((n_item, D))
@@ -415,7 +372,7 @@ def ordinal_logp_grad(
         y = obs_y[r]
         lat = eta[i, d]
         if s > 0:
-            lat += tau[d] * x[off[6] + (s - 1) * D + d]
+            lat += tau[d] * x[off[Block.WZ] + (s - 1) * D + d]
         lp = lam[j, d, g] * lat - sev[j, d, g] + bet[j, d, g] * zlen[i]
         if y == 0 or y == K - 1:
             # one tail: log F(u) and its derivative F(-u) share one exponential
@@ -464,7 +421,7 @@ def ordinal_logp_grad(
     # cut-points: c_0 = x_0, c_k = c_{k-1} + exp(x_k)
     for d in range(D):
         for g in range(G):
-            base = off[22] + (d * G + g) * k1
+            base = off[Block.CUTS] + (d * G + g) * k1
             acc = 0.0
             for k in range(k1 - 1, -1, -1):
                 acc += dcuts[d, g, k]
@@ -477,12 +434,12 @@ def ordinal_logp_grad(
         dtau = np.zeros(D)
         for s in range(1, S + 1):
             for d in range(D):
-                t = off[6] + (s - 1) * D + d
+                t = off[Block.WZ] + (s - 1) * D + d
                 grad[t] += dw[s, d] * tau[d]
                 dtau[d] += dw[s, d] * x[t]
         for d in range(D):
             gt = dtau[d] * tau[d]
-            grad[off[5] + d] += gt
+            grad[off[Block.LOG_TAU] + d] += gt
             if gs >= 0:
                 grad[lm_at[d]] -= gt
     # latent quality
@@ -500,21 +457,21 @@ def ordinal_logp_grad(
                 dqfull[item_q[i], d] += g_ * sq[d]
                 dsq[d] += g_ * qfull[item_q[i], d]
             dsys[d, item_sys[i]] += g_
-    zero_sum_adjoint(defull, n_item, D, grad, off[4])
+    zero_sum_adjoint(defull, n_item, D, grad, off[Block.EZ])
     if use_q:
-        zero_sum_adjoint(dqfull, Q, D, grad, off[2])
+        zero_sum_adjoint(dqfull, Q, D, grad, off[Block.QZ])
     for d in range(D):
-        grad[off[3] + d] += dse[d] * se[d]
+        grad[off[Block.LOG_SE] + d] += dse[d] * se[d]
         if use_q:
-            grad[off[1] + d] += dsq[d] * sq[d]
+            grad[off[Block.LOG_SQ] + d] += dsq[d] * sq[d]
     if use_sys:
-        sig_s = prior[0]
+        sig_s = prior[PriorConst.SYSTEM_SIGMA]
         for d in range(D):
             for k in range(M - 1):
                 acc = 0.0
                 for m in range(M):
                     acc += basis_m[m, k] * dsys[d, m]
-                grad[off[0] + d * (M - 1) + k] += sig_s * acc
+                grad[off[Block.SYS_Z] + d * (M - 1) + k] += sig_s * acc
     # human raters
     dsu = 0.0
     dsv = 0.0
@@ -531,7 +488,7 @@ def ordinal_logp_grad(
                 dll = dlam[j, d, g] * lam[j, d, g]  # d / d log lambda
                 if g != ref:
                     c = g if g < ref else g - 1
-                    grad[off[7] + d * (G - 1) + c] += dll
+                    grad[off[Block.LM] + d * (G - 1) + c] += dll
                 dsu += dll * uu[j]
                 du[j] += dll * mu_
                 dsv += dll * vv[d, g, j]
@@ -541,28 +498,28 @@ def ordinal_logp_grad(
                 da[j] += ds_ * ma
                 dsb += ds_ * b[d, g, j]
                 if use_len:
-                    grad[off[16] + d * G + g] += dbet[j, d, g]
+                    grad[off[Block.BETA] + d * G + g] += dbet[j, d, g]
                     if lbr:
-                        dsl += dbet[j, d, g] * x[off[18] + cell]
-                        grad[off[18] + cell] += dbet[j, d, g] * sl
+                        dsl += dbet[j, d, g] * x[off[Block.LZ] + cell]
+                        grad[off[Block.LZ] + cell] += dbet[j, d, g] * sl
     if not cen:  # the scales enter the likelihood only in the non-centred form
-        grad[off[8]] += dsu * su
-        grad[off[9]] += dsv * sv
-        grad[off[12]] += dsa * sa
-        grad[off[13]] += dsb * sb
+        grad[off[Block.LOG_SU]] += dsu * su
+        grad[off[Block.LOG_SV]] += dsv * sv
+        grad[off[Block.LOG_SA]] += dsa * sa
+        grad[off[Block.LOG_SB]] += dsb * sb
     if use_len and lbr:
-        grad[off[17]] += dsl * sl
+        grad[off[Block.LOG_SL]] += dsl * sl
     for k in range(H - 1):
         acc = 0.0
         acc_u = 0.0
         for j in range(H):
             acc += basis_h[j, k] * da[j]
             acc_u += basis_h[j, k] * du[j]
-        grad[off[14] + k] += acc
-        grad[off[10] + k] += acc_u
+        grad[off[Block.AZ] + k] += acc
+        grad[off[Block.UZ] + k] += acc_u
     for d in range(D):
         for g in range(G):
-            base = off[11] + (d * G + g) * (H - 1)
+            base = off[Block.VZ] + (d * G + g) * (H - 1)
             for k in range(H - 1):
                 acc = 0.0
                 for j in range(H):
@@ -570,7 +527,7 @@ def ordinal_logp_grad(
                 grad[base + k] += acc
     for d in range(D):
         for g in range(G):
-            base = off[15] + (d * G + g) * (H - 1)
+            base = off[Block.BZ] + (d * G + g) * (H - 1)
             for k in range(H - 1):
                 acc = 0.0
                 for j in range(H):
@@ -581,10 +538,10 @@ def ordinal_logp_grad(
         for d in range(D):
             for g in range(G):
                 cj = (jj * D + d) * G + g
-                grad[off[19] + cj] += dlam[H + jj, d, g] * lam[H + jj, d, g]
-                grad[off[20] + cj] += dsev[H + jj, d, g]
+                grad[off[Block.JL] + cj] += dlam[H + jj, d, g] * lam[H + jj, d, g]
+                grad[off[Block.JS] + cj] += dsev[H + jj, d, g]
                 if use_len:
-                    grad[off[21] + cj] += dbet[H + jj, d, g]
+                    grad[off[Block.JB] + cj] += dbet[H + jj, d, g]
     return total
 
 
@@ -639,3 +596,62 @@ def rating_loglik_logit(
                 else:
                     v = _log_sigmoid(hi) + _log_sigmoid(-lo) + math.log(-math.expm1(lo - hi))
             out[s, key[r]] += v
+
+
+def summed_loglik_logit(
+    post: xr.Dataset, data: OrdinalData, key: np.ndarray, n_out: int
+) -> np.ndarray:
+    """The logistic-link :func:`~raterstats.models.ordinal.reference.summed_log_likelihood`
+    by :func:`rating_loglik_logit`, over blocks of 250 draws on two threads: the
+    log-likelihood of the ratings summed by ``key`` (rating -> output index), shape
+    (chain, draw, n_out)."""
+    n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
+    key = np.asarray(key, dtype=np.int64)
+    out = np.zeros((n_chain * n_draw, n_out))
+
+    def flat(name: str, *dims: str) -> np.ndarray:
+        v = post[name].transpose("chain", "draw", *dims).values
+        return np.ascontiguousarray(v.reshape(n_chain * n_draw, *v.shape[2:]), dtype=float)
+
+    cdg = ("rater", "dimension", "design")
+    lam, sev = flat("discrimination", *cdg), flat("severity", *cdg)
+    eta = flat("eta", "item", "dimension")
+    cuts = flat("cutpoints", "dimension", "design", "cut")
+    if data.has_length:
+        bet = np.ascontiguousarray(length_effects(post, data).reshape(lam.shape), dtype=float)
+    else:
+        bet = np.zeros_like(lam)
+    nd = eta.shape[-1]
+    n_sent = len(data.coords["sentence"])
+    o_item, o_dim, o_design, o_rater, o_sent = (
+        np.ascontiguousarray(a, dtype=np.int64)
+        for a in (data.obs_item, data.obs_dim, data.obs_design, data.obs_rater, data.obs_sentence)
+    )
+    y = np.ascontiguousarray(data.y, dtype=np.int64)
+    zlen = np.ascontiguousarray(
+        data.z_length if data.has_length else np.zeros(eta.shape[1]), dtype=float
+    )
+
+    if data.has_sentences:  # views: the sentence deviations are scaled block by block
+        tau = post["sigma_sentence"].transpose("chain", "draw", "dimension").values
+        tau = tau.reshape(n_chain * n_draw, nd)
+        wz = post["sentence_z"].transpose("chain", "draw", "sentence", "dimension").values
+        wz = wz.reshape(n_chain * n_draw, n_sent, nd)
+
+    def run(lo: int, hi: int) -> None:
+        for a in range(lo, hi, 250):
+            b = min(a + 250, hi)
+            w = np.zeros((b - a, n_sent + 1, nd))
+            if data.has_sentences:
+                w[:, 1:] = wz[a:b] * tau[a:b, None, :]
+            rating_loglik_logit(
+                lam[a:b], sev[a:b], bet[a:b], eta[a:b], w, cuts[a:b], o_item, o_dim, o_design,
+                o_rater, o_sent, y, zlen, key, out[a:b],
+            )  # fmt: skip
+
+    total = n_chain * n_draw
+    half = total // 2
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for fut in [pool.submit(run, 0, half), pool.submit(run, half, total)]:
+            fut.result()
+    return out.reshape(n_chain, n_draw, n_out)

@@ -1,4 +1,4 @@
-"""Ordinal item-response rater model with sentence nesting and answer-length effects.
+"""The ordinal item-response rater model with sentence nesting and answer-length effects.
 
 :class:`OrdinalRaters` is the many-facet graded-response model of MODELS.md section 3: the
 latent quality of each answer on each dimension, system and question effects, sentence
@@ -6,32 +6,44 @@ deviations for sentence-level (fine) ratings, rater severity and discrimination 
 dimension x design with partial pooling, ordered cut-points per dimension x design, a logit
 or probit link, and an optional answer-length effect per dimension x design.
 
-Derived quantities are functions of the fitted ``xr.DataTree``: :func:`system_scores`
-(latent scores and "fair averages"), :func:`rater_table` (severity, discrimination, infit /
-outfit, separation and reliability in the many-facet Rasch vocabulary), :func:`reliability`
-(model-implied reliability per dimension x design, and P(design A more reliable than B)),
-:func:`length_contrast` and :func:`sentence_aggregation` (P(no sentence negative),
-P(at least one sentence positive)).
+This module holds the PyMC graph and the model's hooks; the data are prepared by
+:mod:`raterstats.models.ordinal.data`, the likelihood's NumPy reference is
+:mod:`raterstats.models.ordinal.reference` (overridden by the compiled
+:mod:`raterstats.models.ordinal.kernels`, laid out by
+:mod:`raterstats.models.ordinal.layout`), and the quantities derived from a fit are in
+:mod:`raterstats.models.ordinal.derived`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import polars as pl
 import xarray as xr
-from scipy.special import expit, log_ndtr, ndtr
 
 from raterstats import schema as S
 from raterstats.inference import Density
 from raterstats.lazy import LazyModule
-from raterstats.models.base import Model, ModelInputError, Prior
-from raterstats.models.ordinal.kernels import BLOCKS, zero_sum_basis
+from raterstats.models.base import Model, Prior
+from raterstats.models.ordinal.data import (
+    MODEL_NAME,
+    OrdinalData,
+    prepare_ordinal,
+    sentence_design,
+)
+from raterstats.models.ordinal.derived import rater_table, system_scores
+from raterstats.models.ordinal.layout import Block, OrdinalLayout, ordinal_layout
+from raterstats.models.ordinal.reference import (
+    VARIABLE_DIMS,
+    cdf,
+    constrained_values,
+    draw_chunks,
+    lp_and_cuts,
+    summed_log_likelihood,
+)
+from raterstats.models.zerosum import zero_sum_basis, zero_sum_extend_pt
 from raterstats.ratings import Ratings
-from raterstats.scales import OrdinalScale
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -40,267 +52,34 @@ else:
     pm = LazyModule("pymc")
     pt = LazyModule("pytensor.tensor")
 
-# ---------------------------------------------------------------------------- data
+#: The parameters whose convergence the demo, the recovery test and the benchmark report:
+#: the rater facets, system effects, cut-points, length effects and scales (the per-answer
+#: and per-sentence effects are left out: hundreds of them, each weakly identified).
+DIAGNOSED_PARAMETERS = (
+    "severity",
+    "discrimination",
+    "system_effect",
+    "cutpoints",
+    "length_effect",
+    "sigma_question",
+    "sigma_residual",
+    "sigma_sentence",
+    "judge_length_effect",
+)
+
+# ---------------------------------------------------------------------------- PyMC pieces
 
 
-@dataclass
-class OrdinalData:
-    """Index arrays and coordinates of ordinal ratings (made by :meth:`OrdinalRaters.prepare`)."""
-
-    y: np.ndarray  # 0-based level code per rating
-    obs_item: np.ndarray
-    obs_dim: np.ndarray
-    obs_design: np.ndarray
-    obs_rater: np.ndarray
-    obs_sentence: np.ndarray  # 1-based sentence index; 0 for whole-answer ratings
-    item_system: np.ndarray
-    item_question: np.ndarray
-    z_length: np.ndarray  # per item; zeros when no length covariate
-    coords: dict[str, list[Any]]
-    n_humans: int
-    n_levels: int
-    levels: tuple[Any, ...]
-    has_system: bool
-    has_question: bool
-    has_length: bool
-    has_sentences: bool
-    reference_design: str
-    length_log_mean: float = 0.0
-    length_log_sd: float = 1.0
-    sentence_item: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    design_has_sentences: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    frame: pl.DataFrame | None = None
-    initial_cuts: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)))
-
-    @property
-    def n_obs(self) -> int:
-        return int(self.y.size)
-
-    @property
-    def use_system(self) -> bool:
-        """System effects are in the model (a system column with at least two systems)."""
-        return self.has_system and len(self.coords["system"]) > 1
-
-    @property
-    def use_question(self) -> bool:
-        """Question effects are in the model (a question column with several questions)."""
-        return self.has_question and len(self.coords["question"]) > 1
-
-
-def _index(col: pl.Series, levels: list[Any]) -> np.ndarray:
-    return col.replace_strict(
-        {v: k for k, v in enumerate(levels)}, return_dtype=pl.Int64
-    ).to_numpy()
-
-
-def prepare_ordinal(ratings: Ratings, *, length: bool | str = "auto") -> OrdinalData:
-    """Check ordinal ratings and build the index arrays of the rater model.
-
-    Raises
-    ------
-    ModelInputError
-        Listing every problem (non-ordinal scales, scales with different numbers of
-        levels, fewer than two human raters, a requested length covariate that is absent,
-        item attributes that vary within an item).
-    """
-    problems = []
-    scales = ratings.scales
-    # ratings in the lowest level first, then the highest, then the rest: the likelihood
-    # treats the three groups with different formulas on contiguous blocks
-    top = max(s.n_levels for s in scales.values()) - 1
-    d = ratings.data.with_columns(
-        pl.when(pl.col(S.CODE) == 0)
-        .then(0)
-        .when(pl.col(S.CODE) == top)
-        .then(1)
-        .otherwise(2)
-        .alias("__block")
-    ).sort("__block", maintain_order=True)
-    nlev = {dim: s.n_levels for dim, s in scales.items()}
-    for dim, s in scales.items():
-        if not isinstance(s, OrdinalScale):
-            problems.append(
-                f"dimension {dim!r} is on {s!r}; the ordinal model needs an OrdinalScale"
-            )
-    if len(set(nlev.values())) > 1:
-        problems.append(f"all dimensions need the same number of levels, got {nlev}")
-    kinds = (
-        d.select(S.RATER, S.RATER_KIND).unique()
-        if S.RATER_KIND in d.columns
-        else d.select(S.RATER).unique().with_columns(pl.lit("human").alias(S.RATER_KIND))
-    )
-    humans = sorted(kinds.filter(pl.col(S.RATER_KIND) == "human")[S.RATER].to_list())
-    judges = sorted(kinds.filter(pl.col(S.RATER_KIND) != "human")[S.RATER].to_list())
-    if len(humans) < 2:
-        problems.append(f"at least two human raters are needed (rater_kind='human'), got {humans}")
-    use_length = S.LENGTH in d.columns if length == "auto" else bool(length)
-    if use_length and S.LENGTH not in d.columns:
-        problems.append("length=True but the ratings have no 'length' column")
-    if use_length and S.LENGTH in d.columns and d[S.LENGTH].null_count():
-        problems.append(f"{d[S.LENGTH].null_count()} ratings have no length")
-    if use_length and S.LENGTH in d.columns and (d[S.LENGTH] <= 0).any():
-        problems.append("lengths must be positive for log(length)")
-    if problems:
-        raise ModelInputError(problems)
-
-    items = sorted(d[S.ITEM].unique().to_list())
-    dims = sorted(scales)
-    designs = sorted(d[S.DESIGN].unique().to_list())
-    raters = humans + judges
-    per_item = [c for c in (S.SYSTEM, S.QUESTION, S.LENGTH) if c in d.columns]
-    attrs = d.select(S.ITEM, *per_item).unique().sort(S.ITEM)
-    if attrs.height != len(items):
-        raise ModelInputError("system / question / length must be constant within an item")
-    has_system = S.SYSTEM in d.columns and d[S.SYSTEM].null_count() == 0
-    has_question = S.QUESTION in d.columns and d[S.QUESTION].null_count() == 0
-    systems = sorted(attrs[S.SYSTEM].unique().to_list()) if has_system else ["all"]
-    questions = sorted(attrs[S.QUESTION].unique().to_list()) if has_question else []
-    item_system = _index(attrs[S.SYSTEM], systems) if has_system else np.zeros(len(items), int)
-    item_question = (
-        _index(attrs[S.QUESTION], questions) if has_question else np.zeros(len(items), int)
-    )
-    if use_length:
-        loglen = np.log(attrs[S.LENGTH].to_numpy().astype(float))
-        mean, sd = float(loglen.mean()), float(loglen.std())
-        z = (loglen - mean) / (sd if sd > 0 else 1.0)
-    else:
-        mean, sd, z = 0.0, 1.0, np.zeros(len(items))
-    sent = (
-        d.filter(pl.col(S.SEGMENT).is_not_null())
-        .select(S.ITEM, S.SEGMENT, S.DESIGN)
-        .unique()
-        .sort(S.ITEM, S.SEGMENT)
-    )
-    sent_units = sent.select(S.ITEM, S.SEGMENT).unique(maintain_order=True)
-    sent_ids = [f"{a}::{b}" for a, b in sent_units.iter_rows()]
-    key = pl.concat_str([pl.col(S.ITEM), pl.lit("::"), pl.col(S.SEGMENT)])
-    obs_sentence = (
-        d.select(
-            pl.when(pl.col(S.SEGMENT).is_null())
-            .then(pl.lit(0, dtype=pl.Int64))
-            .otherwise(
-                key.replace_strict(
-                    {s: k + 1 for k, s in enumerate(sent_ids)}, default=0, return_dtype=pl.Int64
-                )
-            )
-        )
-        .to_series()
-        .to_numpy()
-    )
-    design_has_sentences = np.array(
-        [sent.filter(pl.col(S.DESIGN) == g).height > 0 for g in designs], dtype=bool
-    )
-    whole = [g for g, has in zip(designs, design_has_sentences, strict=True) if not has]
-    reference = whole[0] if whole else designs[0]
-    k = next(iter(nlev.values()))
-    levels = scales[dims[0]].levels
-    coords: dict[str, list[Any]] = {
-        "item": items,
-        "dimension": dims,
-        "design": designs,
-        "rater": raters,
-        "human": humans,
-        "judge": judges,
-        "system": systems,
-        "question": questions,
-        "sentence": sent_ids,
-        "cut": list(range(1, k)),
-        "system_basis": list(range(1, len(systems))),
-        "question_basis": list(range(1, len(questions))),
-        "item_basis": list(range(1, len(items))),
-        "human_basis": list(range(1, len(humans))),
-        "design_contrast": [g for g in designs if g != reference],
-    }
-    # start the cut-points at the empirical cumulative logits of each dimension x design
-    obs_dim = _index(d[S.DIMENSION], dims)
-    obs_design = _index(d[S.DESIGN], designs)
-    codes = d[S.CODE].to_numpy().astype(np.int64)
-    counts = np.zeros((len(dims), len(designs), k))
-    np.add.at(counts, (obs_dim, obs_design, codes), 1.0)
-    cum = np.cumsum(counts + 0.5, axis=-1)[..., :-1] / (counts + 0.5).sum(-1, keepdims=True)
-    initial_cuts = np.log(cum / (1 - cum))
-    return OrdinalData(
-        y=d[S.CODE].to_numpy().astype(np.int64),
-        obs_item=_index(d[S.ITEM], items),
-        obs_dim=obs_dim,
-        obs_design=obs_design,
-        obs_rater=_index(d[S.RATER], raters),
-        obs_sentence=obs_sentence.astype(np.int64),
-        item_system=item_system.astype(np.int64),
-        item_question=item_question.astype(np.int64),
-        z_length=z,
-        coords=coords,
-        n_humans=len(humans),
-        n_levels=k,
-        levels=levels,
-        has_system=has_system,
-        has_question=has_question,
-        has_length=use_length,
-        has_sentences=bool(sent_ids),
-        reference_design=reference,
-        length_log_mean=mean,
-        length_log_sd=sd,
-        sentence_item=_index(sent_units[S.ITEM], items) if sent_ids else np.zeros(0, np.int64),
-        design_has_sentences=design_has_sentences,
-        frame=d.select(
-            S.ITEM, S.SEGMENT, S.RATER, S.DIMENSION, S.DESIGN, S.REPEAT, S.RATING, S.ROW
-        ),
-        initial_cuts=initial_cuts,
-    )
-
-
-# ---------------------------------------------------------------------------- likelihood
-
-
-def zero_sum_extend_np(y: np.ndarray) -> np.ndarray:
-    """PyMC's zero-sum map along the first axis: (n - 1, ...) coordinates to an (n, ...)
-    array that sums to zero over that axis (an isometry; the NumPy form of
-    :func:`raterstats.models.ordinal.kernels.zero_sum_extend`).
-
-    Examples
-    --------
-    >>> v = zero_sum_extend_np(np.array([[1.0], [2.0]]))
-    >>> v.shape, bool(np.isclose(v.sum(), 0.0)), bool(np.isclose((v**2).sum(), 5.0))
-    ((3, 1), True, True)
-    """
-    n = y.shape[0] + 1
-    tot = y.sum(axis=0, keepdims=True)
-    norm = tot / (np.sqrt(n) + n)
-    return np.concatenate([y - norm, -tot / np.sqrt(n)], axis=0)
-
-
-def _zero_sum_extend_pt(y: Any, n: int) -> Any:
-    """The PyTensor form of :func:`zero_sum_extend_np` (``y`` has n - 1 rows)."""
-    tot = y.sum(axis=0, keepdims=True)
-    norm = tot / (np.sqrt(n) + n)
-    return pt.concatenate([y - norm, -tot / np.sqrt(n)], axis=0)
-
-
-def sentence_design(data: OrdinalData) -> int:
-    """Index of the design whose log-discrimination mean shifts the sampled sentence scale
-    (the non-reference design with the most sentence ratings), or -1 when there is none:
-    the compiled density and the PyMC model sample ``log tau_d + m_{d, g}`` there."""
-    ref = data.coords["design"].index(data.reference_design)
-    fine = data.obs_sentence > 0
-    counts = np.bincount(data.obs_design[fine], minlength=len(data.coords["design"]))
-    counts[ref] = 0
-    return int(np.argmax(counts)) if counts.max() > 0 else -1
-
-
-def _interval_logp(lo: Any, hi: Any, link: str, lib: Any) -> Any:
-    """log P(lo < latent <= hi) for a standard logistic / normal latent (``lib`` = pt or np)."""
+def interval_logp_pt(lo: Any, hi: Any, link: str) -> Any:
+    """The PyTensor form of :func:`~raterstats.models.ordinal.reference.interval_logp`:
+    ``log P(lo < latent <= hi)`` for a standard logistic or normal latent variable."""
     if link == "logit":
-        softplus = pt.softplus if lib is pt else (lambda x: np.logaddexp(0.0, x))
-        log1mexp = pt.log1mexp if lib is pt else (lambda x: np.log(-np.expm1(x)))
         # log(F(hi) - F(lo)) = log F(hi) + log(1 - F(lo)) + log(1 - exp(lo - hi))
-        return -softplus(-hi) - softplus(lo) + log1mexp(lo - hi)
-    if lib is pt:
-        from pymc.distributions.dist_math import normal_lcdf
+        return -pt.softplus(-hi) - pt.softplus(lo) + pt.log1mexp(lo - hi)
+    from pymc.distributions.dist_math import normal_lcdf
 
-        a, b = normal_lcdf(0.0, 1.0, hi), normal_lcdf(0.0, 1.0, lo)
-        return a + pt.log1mexp(b - a)
-    a, b = log_ndtr(hi), log_ndtr(lo)
-    return a + np.log(-np.expm1(b - a))
+    a, b = normal_lcdf(0.0, 1.0, hi), normal_lcdf(0.0, 1.0, lo)
+    return a + pt.log1mexp(b - a)
 
 
 def _log_cdf(x: Any, link: str) -> Any:
@@ -349,7 +128,7 @@ def ratings_potential(lp: Any, cuts: Any, data: OrdinalData, link: str) -> None:
         y = data.y[mid]
         hi = flat[base[mid] + y] - lp[mid]
         lo = flat[base[mid] + y - 1] - lp[mid]
-        terms.append(_interval_logp(lo, hi, link, pt).sum())
+        terms.append(interval_logp_pt(lo, hi, link).sum())
     pm.Potential("ratings_loglik", pt.add(*terms) if len(terms) > 1 else terms[0])
 
 
@@ -402,7 +181,7 @@ class OrdinalRaters(Model):
     ('rater', 'dimension', 'design')
     """
 
-    name: ClassVar[str] = "ordinal_raters"
+    name: ClassVar[str] = MODEL_NAME
     cli_names: ClassVar[tuple[str, ...]] = ("ordinal",)
     description: ClassVar[str] = (
         "an ordinal many-facet rater model (graded-response likelihood with rater severity "
@@ -520,10 +299,10 @@ class OrdinalRaters(Model):
         # latent quality
         if data.use_system:
             bm = zero_sum_basis(nm)
-            sz = pm.Normal("system_z", 0.0, 1.0, dims=("dimension", "system_basis"))
+            sys_z = pm.Normal("system_z", 0.0, 1.0, dims=("dimension", "system_basis"))
             s_eff = pm.Deterministic(
                 "system_effect",
-                float(p["system_effect"].param("sigma", 1.0)) * pt.dot(sz, bm.T),
+                float(p["system_effect"].param("sigma", 1.0)) * pt.dot(sys_z, bm.T),
                 dims=("dimension", "system"),
             )
             eta = s_eff.T[data.item_system]
@@ -536,12 +315,12 @@ class OrdinalRaters(Model):
             sq = p["sigma_question"].create("sigma_question", dims="dimension")
             qz = pm.Normal("question_z", 0.0, 1.0, dims=("question_basis", "dimension"))
             q_eff = pm.Deterministic(
-                "question_effect", _zero_sum_extend_pt(qz, nq) * sq, dims=("question", "dimension")
+                "question_effect", zero_sum_extend_pt(qz, nq) * sq, dims=("question", "dimension")
             )
             eta = eta + q_eff[data.item_question]
         se = p["sigma_residual"].create("sigma_residual", dims="dimension")
         ez = pm.Normal("residual_z", 0.0, 1.0, dims=("item_basis", "dimension"))
-        e_full = _zero_sum_extend_pt(ez, len(data.coords["item"]))
+        e_full = zero_sum_extend_pt(ez, len(data.coords["item"]))
         eta = pm.Deterministic("eta", eta + e_full * se, dims=("item", "dimension"))
         # human raters: discrimination (log scale) and severity, partially pooled
         ref = data.coords["design"].index(data.reference_design)
@@ -680,116 +459,16 @@ class OrdinalRaters(Model):
             and all(np.ndim(v) == 0 for k in (*halfnormal, *normal) for v in p[k].params.values())
         )
 
-    def layout(self, data: OrdinalData) -> dict[str, Any]:
-        """Layout of the compiled density's unconstrained vector for these data: block
-        ``offsets`` (in the order of ``_ordinal_numba.BLOCKS``), ``sizes`` (the integer
-        settings), ``prior`` (the prior constants) and ``prior_scale`` (the half-normal
-        scale of every ``log_*`` block)."""
-        p = self._priors
-        c = data.coords
-        D, G, H = len(c["dimension"]), len(c["design"]), data.n_humans
-        J, M, Q = len(c["judge"]), len(c["system"]), len(c["question"])
-        n_item, S_, K = len(c["item"]), len(c["sentence"]), data.n_levels
-        use_sys, use_q = data.use_system, data.use_question
-        use_len, lbr = data.has_length, bool(self._options["length_by_rater"]) and data.has_length
-        ref = c["design"].index(data.reference_design)
-        sizes = {
-            "sys_z": D * (M - 1) if use_sys else 0,
-            "log_sq": D if use_q else 0,
-            "qz": (Q - 1) * D if use_q else 0,
-            "log_se": D,
-            "ez": (n_item - 1) * D,
-            "log_tau": D if data.has_sentences else 0,
-            "wz": S_ * D,
-            "lm": D * (G - 1),
-            "log_su": 1,
-            "log_sv": 1,
-            "uz": H - 1,
-            "vz": D * G * (H - 1),
-            "log_sa": 1,
-            "log_sb": 1,
-            "az": H - 1,
-            "bz": D * G * (H - 1),
-            "beta": D * G if use_len else 0,
-            "log_sl": 1 if lbr else 0,
-            "lz": H * D * G if lbr else 0,
-            "jl": J * D * G,
-            "js": J * D * G,
-            "jb": J * D * G if use_len else 0,
-            "cuts": D * G * (K - 1),
-        }
-        off = np.zeros(len(BLOCKS) + 1, dtype=np.int64)
-        off[1:] = np.cumsum([sizes[b] for b in BLOCKS])
-        ndim = int(off[-1])
-        sz = np.array(
-            [
-                D,
-                G,
-                H,
-                J,
-                M,
-                Q,
-                n_item,
-                S_,
-                K,
-                int(use_sys),
-                int(use_q),
-                int(data.has_sentences),
-                int(use_len),
-                int(lbr),
-                ref,
-                int(self.is_centred(data)),
-                sentence_design(data),
-            ],
-            dtype=np.int64,
+    def layout(self, data: OrdinalData) -> OrdinalLayout:
+        """Layout of the compiled density's unconstrained vector for these data: sizes,
+        switches and prior constants by name, and the arrays the kernel reads (see
+        :class:`~raterstats.models.ordinal.layout.OrdinalLayout`)."""
+        return ordinal_layout(
+            data,
+            self._priors,
+            centred=self.is_centred(data),
+            length_by_rater=bool(self._options["length_by_rater"]),
         )
-
-        def par(key: str, name: str, default: float) -> float:
-            return float(p[key].param(name, default))
-
-        prior = np.array(
-            [
-                par("system_effect", "sigma", 1.0),
-                par("sigma_question", "sigma", 1.0),
-                par("sigma_residual", "sigma", 1.0),
-                par("sigma_sentence", "sigma", 1.0),
-                par("log_discrimination_design", "mu", 0.0),
-                par("log_discrimination_design", "sigma", 0.5),
-                par("sigma_discrimination_rater", "sigma", 0.5),
-                par("sigma_discrimination_cell", "sigma", 0.5),
-                par("sigma_severity_rater", "sigma", 1.0),
-                par("sigma_severity_cell", "sigma", 1.0),
-                par("length_effect", "mu", 0.0),
-                par("length_effect", "sigma", 1.0),
-                par("sigma_length_rater", "sigma", 0.25),
-                par("cutpoints", "mu", 0.0),
-                par("cutpoints", "sigma", 3.0),
-                par("judge_log_discrimination", "mu", 0.0),
-                par("judge_log_discrimination", "sigma", 1.0),
-                par("judge_severity", "mu", 0.0),
-                par("judge_severity", "sigma", 1.5),
-                par("judge_length_effect", "mu", 0.0),
-                par("judge_length_effect", "sigma", 1.0),
-            ]
-        )
-        scale_of = {
-            "log_sq": prior[1],
-            "log_se": prior[2],
-            "log_tau": prior[3],
-            "log_su": prior[6],
-            "log_sv": prior[7],
-            "log_sa": prior[8],
-            "log_sb": prior[9],
-            "log_sl": prior[12],
-        }
-        return {
-            "offsets": off,
-            "sizes": sz,
-            "prior": prior,
-            "prior_scale": scale_of,
-            "ndim": ndim,
-            "flags": (use_sys, use_q, use_len, lbr, ref),
-        }
 
     def has_density(self, data: OrdinalData) -> bool:
         return self._fast_path_ok()
@@ -807,17 +486,7 @@ class OrdinalRaters(Model):
         from raterstats.models.ordinal.kernels import ordinal_logp_grad
 
         lay = self.layout(data)
-        off, sz, prior, ndim = lay["offsets"], lay["sizes"], lay["prior"], lay["ndim"]
-        use_sys, use_q, use_len, lbr, ref = lay["flags"]
-        c = data.coords
-        D, G, H = len(c["dimension"]), len(c["design"]), data.n_humans
-        J, M, Q = len(c["judge"]), len(c["system"]), len(c["question"])
-        n_item, S_ = len(c["item"]), len(c["sentence"])
-        K = data.n_levels
-        bm = zero_sum_basis(M)
-        bh = zero_sum_basis(H)
-        cen = bool(sz[15])
-        gs = int(sz[16])
+        off, settings, prior, ndim = lay.offsets, lay.settings, lay.prior, lay.ndim
         arrays = (
             data.obs_item.astype(np.int64),
             data.obs_dim.astype(np.int64),
@@ -828,125 +497,37 @@ class OrdinalRaters(Model):
             data.item_system.astype(np.int64),
             data.item_question.astype(np.int64),
             np.ascontiguousarray(data.z_length, dtype=np.float64),
-            bm,
-            bh,
+            zero_sum_basis(lay.n_system),
+            zero_sum_basis(lay.n_human),
         )
 
         def logp_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
             g = np.empty(ndim)
-            lp = ordinal_logp_grad(x, g, off, sz, prior, *arrays)
+            lp = ordinal_logp_grad(x, g, off, settings, prior, *arrays)
             return float(lp), g
 
-        def blk(x: np.ndarray, name: str) -> np.ndarray:
-            k = BLOCKS.index(name)
-            return x[off[k] : off[k + 1]]
-
         def expand(x: np.ndarray) -> dict[str, np.ndarray]:
-            out: dict[str, np.ndarray] = {}
-            sys_eff = np.zeros((D, M))
-            if use_sys:
-                sys_eff = prior[0] * blk(x, "sys_z").reshape(D, M - 1) @ bm.T
-                out["system_effect"] = sys_eff
-            eta = sys_eff[:, data.item_system].T.copy()
-            if use_q:
-                sq = np.exp(blk(x, "log_sq"))
-                q_eff = zero_sum_extend_np(blk(x, "qz").reshape(Q - 1, D)) * sq
-                out["sigma_question"] = sq
-                out["question_effect"] = q_eff
-                eta += q_eff[data.item_question]
-            se = np.exp(blk(x, "log_se"))
-            out["sigma_residual"] = se
-            eta += zero_sum_extend_np(blk(x, "ez").reshape(n_item - 1, D)) * se
-            out["eta"] = eta
-            lm = np.zeros((D, G))
-            if G > 1:
-                lm[:, [g for g in range(G) if g != ref]] = blk(x, "lm").reshape(D, G - 1)
-            out["log_discrimination_mean"] = lm
-            if data.has_sentences:
-                shift = lm[:, gs] if gs >= 0 else 0.0
-                out["sigma_sentence"] = np.exp(blk(x, "log_tau") - shift)
-                out["sentence_z"] = blk(x, "wz").reshape(S_, D)
-            su, sv = float(np.exp(x[off[8]])), float(np.exp(x[off[9]]))
-            sa, sb = float(np.exp(x[off[12]])), float(np.exp(x[off[13]]))
-            out["sigma_discrimination_rater"] = np.asarray(su)
-            out["sigma_discrimination_cell"] = np.asarray(sv)
-            out["sigma_severity_rater"] = np.asarray(sa)
-            out["sigma_severity_cell"] = np.asarray(sb)
-            if cen:  # the blocks hold the deviations' basis coordinates themselves
-                su = sv = sa = sb = 1.0
-            log_lam = (
-                lm[None]
-                + su * (bh @ blk(x, "uz"))[:, None, None]
-                + sv * (blk(x, "vz").reshape(D, G, H - 1) @ bh.T).transpose(2, 0, 1)
-            )
-            sev = sa * (bh @ blk(x, "az"))[:, None, None] + sb * (
-                blk(x, "bz").reshape(D, G, H - 1) @ bh.T
-            ).transpose(2, 0, 1)
-            if use_len:
-                out["length_effect"] = blk(x, "beta").reshape(D, G)
-                if lbr:
-                    out["sigma_length_rater"] = np.asarray(np.exp(x[off[BLOCKS.index("log_sl")]]))
-                    out["length_rater_z"] = blk(x, "lz").reshape(H, D, G)
-            if J:
-                jl = blk(x, "jl").reshape(J, D, G)
-                js = blk(x, "js").reshape(J, D, G)
-                out["judge_log_discrimination"] = jl
-                out["judge_severity"] = js
-                log_lam = np.concatenate([log_lam, jl])
-                sev = np.concatenate([sev, js])
-                if use_len:
-                    out["judge_length_effect"] = blk(x, "jb").reshape(J, D, G)
-            out["discrimination"] = np.exp(log_lam)
-            out["severity"] = sev
-            raw = blk(x, "cuts").reshape(D, G, K - 1)
-            cuts = np.concatenate([raw[..., :1], np.exp(raw[..., 1:])], axis=-1).cumsum(-1)
-            out["cutpoints"] = cuts
-            return out
+            return constrained_values(x, lay, data)
 
-        dims = {
-            "system_effect": ("dimension", "system"),
-            "sigma_question": ("dimension",),
-            "question_effect": ("question", "dimension"),
-            "sigma_residual": ("dimension",),
-            "eta": ("item", "dimension"),
-            "sigma_sentence": ("dimension",),
-            "sentence_z": ("sentence", "dimension"),
-            "log_discrimination_mean": ("dimension", "design"),
-            "sigma_discrimination_rater": (),
-            "sigma_discrimination_cell": (),
-            "sigma_severity_rater": (),
-            "sigma_severity_cell": (),
-            "length_effect": ("dimension", "design"),
-            "sigma_length_rater": (),
-            "length_rater_z": ("human", "dimension", "design"),
-            "judge_log_discrimination": ("judge", "dimension", "design"),
-            "judge_severity": ("judge", "dimension", "design"),
-            "judge_length_effect": ("judge", "dimension", "design"),
-            "discrimination": ("rater", "dimension", "design"),
-            "severity": ("rater", "dimension", "design"),
-            "cutpoints": ("dimension", "design", "cut"),
-        }
         probe = expand(np.zeros(ndim))
         shapes = {k: tuple(np.shape(v)) for k, v in probe.items()}
         x_start = np.zeros(ndim)
-        for name, val in (
-            ("log_se", 0.5),
-            ("log_sq", 0.5),
-            ("log_tau", 0.5),
-            ("log_su", 0.2),
-            ("log_sv", 0.2),
-            ("log_sa", 0.5),
-            ("log_sb", 0.3),
-            ("log_sl", 0.1),
+        for b, val in (
+            (Block.LOG_SE, 0.5),
+            (Block.LOG_SQ, 0.5),
+            (Block.LOG_TAU, 0.5),
+            (Block.LOG_SU, 0.2),
+            (Block.LOG_SV, 0.2),
+            (Block.LOG_SA, 0.5),
+            (Block.LOG_SB, 0.3),
+            (Block.LOG_SL, 0.1),
         ):
-            k = BLOCKS.index(name)
-            x_start[off[k] : off[k + 1]] = np.log(val)
+            x_start[lay.block(b)] = np.log(val)
         cut0 = data.initial_cuts
         raw0 = np.concatenate(
             [cut0[..., :1], np.log(np.maximum(np.diff(cut0, axis=-1), 1e-3))], axis=-1
         )
-        k = BLOCKS.index("cuts")
-        x_start[off[k] : off[k + 1]] = raw0.reshape(-1)
+        x_start[lay.block(Block.CUTS)] = raw0.reshape(-1)
 
         def initial_point(rng: np.random.Generator) -> np.ndarray:
             return x_start + rng.uniform(-0.1, 0.1, ndim)
@@ -956,8 +537,8 @@ class OrdinalRaters(Model):
             logp_grad=logp_grad,
             expand=expand,
             var_shapes=shapes,
-            var_dims={k: dims[k] for k in shapes},
-            coords={k: v for k, v in c.items() if v},
+            var_dims={k: VARIABLE_DIMS[k] for k in shapes},
+            coords={k: v for k, v in data.coords.items() if v},
             initial_point=initial_point,
         )
 
@@ -1063,11 +644,11 @@ class OrdinalRaters(Model):
         self, dt: xr.DataTree, data: OrdinalData, model: pm.Model | None, rng: np.random.Generator
     ) -> xr.Dataset:
         post = dt["posterior"].to_dataset()
-        cdf = expit if self._options["link"] == "logit" else ndtr
+        link_cdf = cdf(self._options["link"])
         out = np.empty((post.sizes["chain"], post.sizes["draw"], data.n_obs), dtype=np.int8)
-        for sl, part in _draw_chunks(post):
-            lp, cuts = _lp_and_cuts(part, data)
-            cum = cdf(cuts - lp[..., None])  # P(y <= k), k = 1..K-1
+        for sl, part in draw_chunks(post):
+            lp, cuts = lp_and_cuts(part, data)
+            cum = link_cdf(cuts - lp[..., None])  # P(y <= k), k = 1..K-1
             u = rng.random(lp.shape)
             out[:, sl] = 1 + np.sum(u[..., None] > cum, axis=-1)
         return xr.Dataset(
@@ -1076,505 +657,39 @@ class OrdinalRaters(Model):
             attrs={"note": "replicated ratings as 1-based levels"},
         )
 
+    # -------------------------------------------------------------- post-fit questions
 
-def _draw_chunks(post: xr.Dataset, size: int = 50) -> Any:
-    """(draw slice, posterior restricted to it) in chunks, to bound memory."""
-    n = post.sizes["draw"]
-    for start in range(0, n, size):
-        sl = slice(start, min(start + size, n))
-        yield sl, post.isel(draw=sl)
+    def rater_summary(self, dt: xr.DataTree, *, ci_prob: float) -> xr.Dataset:
+        """The rater table of a fit (:func:`~raterstats.models.ordinal.rater_table`):
+        severity and discrimination with equal-tailed ``ci_prob`` intervals, infit and
+        outfit, separation and separation reliability per rater x dimension x design."""
+        return rater_table(dt, ci_prob=ci_prob)
 
-
-def _lp_and_cuts(post: xr.Dataset, data: OrdinalData) -> tuple[np.ndarray, np.ndarray]:
-    """Linear predictor (chain, draw, rating) and each rating's cut-points (.., K-1)."""
-    lam = post["discrimination"].transpose("chain", "draw", "rater", "dimension", "design").values
-    sev = post["severity"].transpose("chain", "draw", "rater", "dimension", "design").values
-    eta = post["eta"].transpose("chain", "draw", "item", "dimension").values
-    cuts = post["cutpoints"].transpose("chain", "draw", "dimension", "design", "cut").values
-    lat = eta[:, :, data.obs_item, data.obs_dim]
-    if data.has_sentences:
-        tau = post["sigma_sentence"].transpose("chain", "draw", "dimension").values
-        wz = post["sentence_z"].transpose("chain", "draw", "sentence", "dimension").values
-        fine = data.obs_sentence > 0
-        s = data.obs_sentence[fine] - 1
-        dd = data.obs_dim[fine]
-        lat[:, :, fine] += wz[:, :, s, dd] * tau[:, :, dd]
-    cell = (data.obs_rater, data.obs_dim, data.obs_design)
-    lp = lam[(slice(None), slice(None), *cell)] * lat - sev[(slice(None), slice(None), *cell)]
-    if data.has_length:
-        beta = _length_effects(post, data)
-        lp += beta[(slice(None), slice(None), *cell)] * data.z_length[data.obs_item]
-    return lp, cuts[:, :, data.obs_dim, data.obs_design]
-
-
-def _length_effects(post: xr.Dataset, data: OrdinalData) -> np.ndarray:
-    """Length effect per (chain, draw, rater, dimension, design)."""
-    b = post["length_effect"].transpose("chain", "draw", "dimension", "design").values
-    nh = data.n_humans
-    out = np.repeat(b[:, :, None], nh, axis=2)
-    if "length_rater_z" in post:
-        sl = post["sigma_length_rater"].values[:, :, None, None, None]
-        out = (
-            out
-            + sl
-            * post["length_rater_z"]
-            .transpose("chain", "draw", "human", "dimension", "design")
-            .values
+    def system_score_draws(
+        self,
+        dt: xr.DataTree,
+        *,
+        score: str,
+        score_map: Any,
+        labels: str,
+        n_boot: int,
+        max_draws: int,
+        rng: np.random.Generator,
+    ) -> xr.DataArray:
+        """Posterior draws of the system scores of :func:`~raterstats.models.ordinal.system_scores`
+        for :func:`raterstats.rank_systems`: ``score="fair_average"`` (dims chain, draw,
+        dimension, design, system) or ``"latent"`` (chain, draw, dimension, system). The
+        draws are the posterior's own, so ``score_map``, ``labels``, ``n_boot``,
+        ``max_draws`` and ``rng`` do not apply."""
+        sc = system_scores(dt)
+        if score not in ("fair_average", "latent"):
+            raise ValueError(
+                f"score must be 'fair_average' or 'latent' for an OrdinalRaters fit, not {score!r}"
+            )
+        draws = (
+            sc[score]
+            .astype(str(sc[score].dtype))
+            .assign_coords(system=[str(s) for s in sc["system"].values])
         )
-    if "judge_length_effect" in post:
-        jb = (
-            post["judge_length_effect"]
-            .transpose("chain", "draw", "judge", "dimension", "design")
-            .values
-        )
-        out = np.concatenate([out, jb], axis=2)
-    return out
-
-
-def summed_log_likelihood(
-    post: xr.Dataset, data: OrdinalData, link: str, key: np.ndarray, n_out: int
-) -> np.ndarray:
-    """Log-likelihood of the ratings summed by ``key`` (rating -> output index), shape
-    (chain, draw, n_out): ``key = arange(n_obs)`` gives it per rating.
-
-    The logistic link runs a compiled kernel over blocks of draws on two threads (about
-    20 ns per rating and draw, against 300 ns for the NumPy form); the probit link uses
-    :func:`rating_log_likelihood`.
-    """
-    n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
-    key = np.asarray(key, dtype=np.int64)
-    out = np.zeros((n_chain * n_draw, n_out))
-    if link != "logit":
-        for sl, part in _draw_chunks(post):
-            ll = rating_log_likelihood(part, data, link).reshape(-1, data.n_obs)
-            rows = np.arange(n_chain)[:, None] * n_draw + np.arange(n_draw)[sl][None, :]
-            block = np.zeros((ll.shape[0], n_out))
-            np.add.at(block.T, key, ll.T)
-            out[rows.reshape(-1)] = block
-        return out.reshape(n_chain, n_draw, n_out)
-    from concurrent.futures import ThreadPoolExecutor
-
-    from raterstats.models.ordinal.kernels import rating_loglik_logit
-
-    def flat(name: str, *dims: str) -> np.ndarray:
-        v = post[name].transpose("chain", "draw", *dims).values
-        return np.ascontiguousarray(v.reshape(n_chain * n_draw, *v.shape[2:]), dtype=float)
-
-    cdg = ("rater", "dimension", "design")
-    lam, sev = flat("discrimination", *cdg), flat("severity", *cdg)
-    eta = flat("eta", "item", "dimension")
-    cuts = flat("cutpoints", "dimension", "design", "cut")
-    if data.has_length:
-        bet = np.ascontiguousarray(_length_effects(post, data).reshape(lam.shape), dtype=float)
-    else:
-        bet = np.zeros_like(lam)
-    nd = eta.shape[-1]
-    n_sent = len(data.coords["sentence"])
-    o_item, o_dim, o_design, o_rater, o_sent = (
-        np.ascontiguousarray(a, dtype=np.int64)
-        for a in (data.obs_item, data.obs_dim, data.obs_design, data.obs_rater, data.obs_sentence)
-    )
-    y = np.ascontiguousarray(data.y, dtype=np.int64)
-    zlen = np.ascontiguousarray(
-        data.z_length if data.has_length else np.zeros(eta.shape[1]), dtype=float
-    )
-
-    if data.has_sentences:  # views: the sentence deviations are scaled block by block
-        tau = post["sigma_sentence"].transpose("chain", "draw", "dimension").values
-        tau = tau.reshape(n_chain * n_draw, nd)
-        wz = post["sentence_z"].transpose("chain", "draw", "sentence", "dimension").values
-        wz = wz.reshape(n_chain * n_draw, n_sent, nd)
-
-    def run(lo: int, hi: int) -> None:
-        for a in range(lo, hi, 250):
-            b = min(a + 250, hi)
-            w = np.zeros((b - a, n_sent + 1, nd))
-            if data.has_sentences:
-                w[:, 1:] = wz[a:b] * tau[a:b, None, :]
-            rating_loglik_logit(
-                lam[a:b], sev[a:b], bet[a:b], eta[a:b], w, cuts[a:b], o_item, o_dim, o_design,
-                o_rater, o_sent, y, zlen, key, out[a:b],
-            )  # fmt: skip
-
-    total = n_chain * n_draw
-    half = total // 2
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for fut in [pool.submit(run, 0, half), pool.submit(run, half, total)]:
-            fut.result()
-    return out.reshape(n_chain, n_draw, n_out)
-
-
-def rating_log_likelihood(post: xr.Dataset, data: OrdinalData, link: str) -> np.ndarray:
-    """Log-likelihood of every rating for every draw, shape (chain, draw, rating)."""
-    lp, cuts = _lp_and_cuts(post, data)
-    pad = np.concatenate(
-        [np.full((*cuts.shape[:-1], 1), -np.inf), cuts, np.full((*cuts.shape[:-1], 1), np.inf)],
-        axis=-1,
-    )
-    y = data.y
-    idx = np.arange(y.size)
-    lo = pad[:, :, idx, y] - lp
-    hi = pad[:, :, idx, y + 1] - lp
-    return np.asarray(_interval_logp(lo, hi, link, np))
-
-
-# ---------------------------------------------------------------------------- derived
-
-#: The parameters whose convergence the demo, the recovery test and the benchmark report:
-#: the rater facets, system effects, cut-points, length effects and scales (the per-answer
-#: and per-sentence effects are left out: hundreds of them, each weakly identified).
-DIAGNOSED_PARAMETERS = (
-    "severity",
-    "discrimination",
-    "system_effect",
-    "cutpoints",
-    "length_effect",
-    "sigma_question",
-    "sigma_residual",
-    "sigma_sentence",
-    "judge_length_effect",
-)
-
-
-def _check_fit(dt: xr.DataTree) -> tuple[xr.Dataset, xr.Dataset]:
-    if dt.attrs.get("model") != OrdinalRaters.name:
-        raise ValueError(
-            f"expected a fit of OrdinalRaters (attrs['model'] == {OrdinalRaters.name!r}), "
-            f"got {dt.attrs.get('model')!r}"
-        )
-    return dt["posterior"].to_dataset(), dt["constant_data"].to_dataset()
-
-
-def _level_values(dt: xr.DataTree) -> np.ndarray:
-    levels = dt["observed_data"].attrs.get("levels", [])
-    try:
-        return np.asarray([float(v) for v in levels])
-    except ValueError:
-        return np.arange(1, len(levels) + 1, dtype=float)
-
-
-def _cdf(link: str) -> Any:
-    return expit if link == "logit" else ndtr
-
-
-def _category_probs(lp: np.ndarray, cuts: np.ndarray, link: str) -> np.ndarray:
-    """P(y = k) for k = 1..K; ``cuts`` broadcasts against ``lp[..., None]``."""
-    cum = _cdf(link)(cuts - lp[..., None])
-    ones = np.ones((*cum.shape[:-1], 1))
-    cum = np.concatenate([np.zeros_like(ones), cum, ones], axis=-1)
-    return np.diff(cum, axis=-1)
-
-
-def system_scores(dt: xr.DataTree) -> xr.Dataset:
-    """System scores per dimension: latent effects and "fair averages" per design.
-
-    The fair average is the expected rating of an answer of average quality for the system
-    (question and residual effects at 0, mean log length) given by a typical human rater
-    of the design (severity 0, the population discrimination), as in many-facet Rasch
-    measurement: a score adjusted for rater severity and question difficulty.
-
-    Returns
-    -------
-    xr.Dataset
-        ``latent`` (chain, draw, dimension, system) and ``fair_average`` (chain, draw,
-        dimension, design, system), in the units of the rating scale.
-
-    Examples
-    --------
-    >>> from raterstats.simulate import clinical_qa_study
-    >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
-    >>> dt = OrdinalRaters().fit(r, draws=50, tune=50, chains=1, random_seed=1, progress=False)
-    >>> system_scores(dt)["fair_average"].dims
-    ('chain', 'draw', 'dimension', 'design', 'system')
-    """
-    post, const = _check_fit(dt)
-    if "system_effect" not in post:
-        raise ValueError("the fit has no system effects (no 'system' column in the ratings)")
-    link = str(const.attrs["link"])
-    s = post["system_effect"].transpose("chain", "draw", "dimension", "system")
-    lam = np.exp(
-        post["log_discrimination_mean"].transpose("chain", "draw", "dimension", "design").values
-    )
-    cuts = post["cutpoints"].transpose("chain", "draw", "dimension", "design", "cut").values
-    lp = lam[..., None] * s.values[:, :, :, None, :]  # chain, draw, dim, design, system
-    probs = _category_probs(lp, cuts[:, :, :, :, None, :], link)
-    fair = probs @ _level_values(dt)
-    return xr.Dataset(
-        {
-            "latent": s,
-            "fair_average": (("chain", "draw", "dimension", "design", "system"), fair),
-        },
-        coords={"design": post["design"].values},
-    )
-
-
-def reliability(dt: xr.DataTree) -> xr.DataArray:
-    """Model-implied reliability per dimension x design (a posterior).
-
-    The share of latent-scale variance due to the rated unit,
-    ``lambda^2 Var(eta) / (lambda^2 Var(eta) + Var(link))`` with ``Var(link) = pi^2 / 3``
-    (logit) or 1 (probit), averaged over the human raters; for a sentence-level design the
-    unit's variance includes the sentence deviations (``Var(eta) + tau^2``).
-
-    Examples
-    --------
-    >>> from raterstats.simulate import clinical_qa_study
-    >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
-    >>> dt = OrdinalRaters().fit(r, draws=50, tune=50, chains=1, random_seed=1, progress=False)
-    >>> reliability(dt).dims
-    ('chain', 'draw', 'dimension', 'design')
-    """
-    post, const = _check_fit(dt)
-    var_link = np.pi**2 / 3 if const.attrs["link"] == "logit" else 1.0
-    var_eta = post["eta"].var("item")  # chain, draw, dimension
-    has_sent = xr.DataArray(
-        const["design_has_sentences"].values,
-        dims="design",
-        coords={"design": post["design"].values},
-    )
-    tau2 = post["sigma_sentence"] ** 2 if "sigma_sentence" in post else 0.0
-    v = var_eta + has_sent * tau2
-    human = const["rater_is_human"].values
-    lam2 = post["discrimination"].isel(rater=np.flatnonzero(human)) ** 2
-    rel = (lam2 * v / (lam2 * v + var_link)).mean("rater")
-    return rel.transpose("chain", "draw", "dimension", "design").rename("reliability")
-
-
-def prob_more_reliable(dt: xr.DataTree, a: str, b: str) -> xr.DataArray:
-    """Posterior probability, per dimension, that design ``a`` is more reliable than ``b``.
-
-    Examples
-    --------
-    >>> from raterstats.simulate import clinical_qa_study
-    >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
-    >>> dt = OrdinalRaters().fit(r, draws=50, tune=50, chains=1, random_seed=1, progress=False)
-    >>> 0.0 <= float(prob_more_reliable(dt, "fine", "coarse").sel(dimension="safety")) <= 1.0
-    True
-    """
-    rel = reliability(dt)
-    return (
-        (rel.sel(design=a) > rel.sel(design=b))
-        .mean(("chain", "draw"))
-        .rename(f"P(reliability {a} > {b})")
-    )
-
-
-def length_contrast(dt: xr.DataTree, a: str = "coarse", b: str = "fine") -> xr.Dataset:
-    """Length effects per dimension x design and the contrast ``a - b`` (posteriors).
-
-    ``length_effect`` is the human raters' effect of one SD of log length on the logit (or
-    probit) scale; ``contrast`` measures how much more design ``a`` rewards longer answers
-    than design ``b`` does, holding latent quality fixed. Judges' own effects, if any, are
-    in ``judge_length_effect``.
-
-    Examples
-    --------
-    >>> from raterstats.simulate import clinical_qa_study
-    >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
-    >>> dt = OrdinalRaters().fit(r, draws=50, tune=50, chains=1, random_seed=1, progress=False)
-    >>> length_contrast(dt)["contrast"].dims
-    ('chain', 'draw', 'dimension')
-    """
-    if dt.attrs.get("model") not in (OrdinalRaters.name, "length_effect"):
-        raise ValueError(
-            f"expected a fit of OrdinalRaters or LengthEffect, got model {dt.attrs.get('model')!r}"
-        )
-    post = dt["posterior"].to_dataset()
-    if "length_effect" not in post:
-        raise ValueError("the fit has no length effect (fit with a 'length' column)")
-    beta = post["length_effect"]
-    out = xr.Dataset(
-        {
-            "length_effect": beta,
-            "contrast": beta.sel(design=a, drop=True) - beta.sel(design=b, drop=True),
-        }
-    )
-    if "judge_length_effect" in post:
-        out["judge_length_effect"] = post["judge_length_effect"]
-    out.attrs["contrast"] = f"{a} - {b}"
-    return out
-
-
-def sentence_aggregation(dt: xr.DataTree, *, max_draws: int = 400) -> xr.Dataset:
-    """Sentence-to-answer aggregation as posteriors, for a typical human rater.
-
-    For every answer rated sentence by sentence: ``p_no_negative`` = P(no rated sentence is
-    rated negative) and ``p_any_positive`` = P(at least one rated sentence is rated
-    positive), negative / positive being the levels below / above the scale's midpoint —
-    the model-based counterparts of the "fine binary" scheme.
-
-    Returns
-    -------
-    xr.Dataset
-        Both with dims (chain, draw, item, dimension, design) restricted to the
-        sentence-level designs; ``max_draws`` draws per chain at most (evenly thinned).
-    """
-    post, const = _check_fit(dt)
-    if "sentence_z" not in post:
-        raise ValueError("the fit has no sentence-level ratings")
-    n_draw = post.sizes["draw"]
-    post = post.isel(draw=slice(None, None, max(1, n_draw // max_draws)))
-    link = str(const.attrs["link"])
-    k = int(const.attrs["n_levels"])
-    neg_codes = np.arange(k) < (k - 1) / 2
-    pos_codes = np.arange(k) > (k - 1) / 2
-    sent_designs = [
-        g
-        for g, h in zip(post["design"].values, const["design_has_sentences"].values, strict=True)
-        if h
-    ]
-    items = list(post["item"].values)
-    sent_item = const["sentence_item"].values
-    item_idx = np.array([items.index(i) for i in sent_item])
-    eta = post["eta"].transpose("chain", "draw", "item", "dimension").values
-    w = (
-        (post["sentence_z"] * post["sigma_sentence"])
-        .transpose("chain", "draw", "sentence", "dimension")
-        .values
-    )
-    lat = eta[:, :, item_idx, :] + w  # chain, draw, sentence, dimension
-    zlen = const["z_length"].values[item_idx]
-    rated = np.unique(item_idx)
-    onehot = (item_idx[:, None] == rated[None, :]).astype(float)  # sentence x rated answer
-    out_neg, out_pos = [], []
-    for g in sent_designs:
-        lam = np.exp(post["log_discrimination_mean"].sel(design=g).values)  # c, d, dim
-        cuts = post["cutpoints"].sel(design=g).transpose("chain", "draw", "dimension", "cut").values
-        lp = lam[:, :, None, :] * lat
-        if "length_effect" in post:
-            lp = lp + post["length_effect"].sel(design=g).values[:, :, None, :] * zlen[:, None]
-        probs = _category_probs(lp, cuts[:, :, None, :, :], link)
-        p_neg = probs[..., neg_codes].sum(-1)
-        p_pos = probs[..., pos_codes].sum(-1)
-        # product over an answer's sentences, in log space (sentence -> answer sums)
-        log_none_neg = np.einsum("cwsd,si->cwid", np.log1p(-p_neg), onehot)
-        log_none_pos = np.einsum("cwsd,si->cwid", np.log1p(-p_pos), onehot)
-        out_neg.append(np.exp(log_none_neg))
-        out_pos.append(1 - np.exp(log_none_pos))
-    dims = ("chain", "draw", "item", "dimension", "design")
-    coords = {
-        "item": [items[i] for i in rated],
-        "dimension": post["dimension"].values,
-        "design": sent_designs,
-    }
-    return xr.Dataset(
-        {
-            "p_no_negative": (dims, np.stack(out_neg, axis=-1)),
-            "p_any_positive": (dims, np.stack(out_pos, axis=-1)),
-        },
-        coords=coords,
-    )
-
-
-def rater_table(dt: xr.DataTree, *, ci_prob: float = 0.9, max_draws: int = 200) -> xr.Dataset:
-    """The rater table in the many-facet Rasch vocabulary, per rater x dimension x design.
-
-    Variables: ``severity`` and ``discrimination`` (posterior mean, with ``*_low`` /
-    ``*_high`` equal-tailed ``ci_prob`` intervals), ``infit`` and ``outfit`` (posterior
-    predictive mean-square fit: information-weighted and unweighted means of squared
-    standardised residuals, 1 = as the model expects, above about 1.3 = noisier, below about
-    0.7 = more predictable than expected), ``n_ratings`` and ``is_human``; and per
-    dimension x design, over the human raters, the ``separation`` index (spread of
-    severities in units of their standard error) and the ``separation_reliability``
-    ``G^2 / (1 + G^2)``. Judges (non-human raters) are in the same table, flagged by
-    ``is_human``, and are left out of the separation statistics.
-
-    Examples
-    --------
-    >>> from raterstats.simulate import clinical_qa_study
-    >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
-    >>> dt = OrdinalRaters().fit(r, draws=50, tune=50, chains=1, random_seed=1, progress=False)
-    >>> t = rater_table(dt)
-    >>> t["infit"].dims
-    ('rater', 'dimension', 'design')
-    """
-    import arviz_stats as azs
-
-    post, const = _check_fit(dt)
-    link = str(const.attrs["link"])
-    n_draw = post.sizes["draw"]
-    thin = post.isel(draw=slice(None, None, max(1, n_draw // max_draws)))
-    data = _data_from_constants(dt)
-    values = _level_values(dt)
-    y = values[data.y]
-    nr, nd, ng = (post.sizes[k] for k in ("rater", "dimension", "design"))
-    cell = (data.obs_rater * nd + data.obs_dim) * ng + data.obs_design
-    sq = np.zeros(nr * nd * ng)
-    z2 = np.zeros(nr * nd * ng)
-    var_sum = np.zeros(nr * nd * ng)
-    n_used = 0
-    for _, part in _draw_chunks(thin):
-        lp, cuts = _lp_and_cuts(part, data)
-        probs = _category_probs(lp, cuts, link)
-        ey = probs @ values
-        vy = probs @ values**2 - ey**2
-        res2 = (y - ey) ** 2
-        m = lp.shape[0] * lp.shape[1]
-        sq += np.bincount(cell, weights=res2.reshape(m, -1).sum(0), minlength=sq.size)
-        var_sum += np.bincount(cell, weights=vy.reshape(m, -1).sum(0), minlength=sq.size)
-        z2 += np.bincount(
-            cell, weights=(res2 / np.maximum(vy, 1e-12)).reshape(m, -1).sum(0), minlength=sq.size
-        )
-        n_used += m
-    count = np.bincount(cell, minlength=sq.size).astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        infit = (sq / var_sum).reshape(nr, nd, ng)
-        outfit = (z2 / (count * n_used)).reshape(nr, nd, ng)
-    dims3 = ("rater", "dimension", "design")
-    out = xr.Dataset(coords={k: post[k].values for k in dims3})
-    for name in ("severity", "discrimination"):
-        da = post[name].transpose("chain", "draw", *dims3)
-        out[name] = da.mean(("chain", "draw"))
-        ci = azs.eti(da, prob=ci_prob)  # dims (..., ci_bound)
-        out[f"{name}_low"] = ci.isel(ci_bound=0, drop=True)
-        out[f"{name}_high"] = ci.isel(ci_bound=1, drop=True)
-    out["infit"] = (dims3, infit)
-    out["outfit"] = (dims3, outfit)
-    out["n_ratings"] = (dims3, count.reshape(nr, nd, ng).astype(np.int64))
-    human = const["rater_is_human"].values
-    out["is_human"] = ("rater", human)
-    sev = post["severity"].isel(rater=np.flatnonzero(human))
-    obs_var = sev.mean(("chain", "draw")).var("rater", ddof=1)
-    mse = sev.var(("chain", "draw")).mean("rater")
-    true_var = np.maximum(obs_var - mse, 0.0)
-    sep = np.sqrt(true_var / mse)
-    out["separation"] = sep
-    out["separation_reliability"] = true_var / obs_var
-    out.attrs.update({"ci_prob": ci_prob, "draws_used_for_fit": n_used})
-    return out
-
-
-def _data_from_constants(dt: xr.DataTree) -> OrdinalData:
-    """The index arrays of a fit, rebuilt from its stored groups (works on a reloaded file)."""
-    const = dt["constant_data"].to_dataset()
-    obs = dt["observed_data"].to_dataset()
-    post = dt["posterior"].to_dataset()
-    coords = {
-        k: list(post[k].values) if k in post.coords else []
-        for k in ("item", "dimension", "design", "rater", "system", "question", "sentence")
-    }
-    human = const["rater_is_human"].values
-    items = list(const["item"].values)
-    sent_item = const["sentence_item"].values
-    return OrdinalData(
-        y=obs["rating"].values.astype(np.int64) - 1,
-        obs_item=const["obs_item"].values,
-        obs_dim=const["obs_dimension"].values,
-        obs_design=const["obs_design"].values,
-        obs_rater=const["obs_rater"].values,
-        obs_sentence=const["obs_sentence"].values,
-        item_system=np.zeros(len(items), np.int64),
-        item_question=np.zeros(len(items), np.int64),
-        z_length=const["z_length"].values,
-        coords=coords,
-        n_humans=int(human.sum()),
-        n_levels=int(const.attrs["n_levels"]),
-        levels=tuple(obs.attrs.get("levels", ())),
-        has_system=bool(const.attrs["has_system"]),
-        has_question="question_effect" in post,
-        has_length=bool(const.attrs["has_length"]),
-        has_sentences="sentence_z" in post,
-        reference_design=str(const.attrs["reference_design"]),
-        sentence_item=np.array([items.index(i) for i in sent_item], dtype=np.int64),
-        design_has_sentences=const["design_has_sentences"].values,
-    )
+        draws.attrs["source"] = f"{self.name} ({score})"
+        return draws

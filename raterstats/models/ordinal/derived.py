@@ -1,0 +1,309 @@
+"""Quantities derived from a fit of :class:`~raterstats.models.ordinal.OrdinalRaters`.
+
+Each is a function of the fitted ``xr.DataTree`` (fresh or reloaded from a file) and
+computes nothing the tree does not hold: :func:`system_scores` (latent scores and "fair
+averages"), :func:`rater_table` (severity, discrimination, infit / outfit, separation and
+reliability in the many-facet Rasch vocabulary), :func:`reliability` (model-implied
+reliability per dimension x design) and :func:`prob_more_reliable`,
+:func:`length_contrast` (also of :class:`~raterstats.models.length_effect.LengthEffect`
+fits) and :func:`sentence_aggregation` (P(no sentence negative), P(at least one sentence
+positive)).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from raterstats.intervals import eti
+from raterstats.models.ordinal.data import MODEL_NAME, check_fit, data_from_constants
+from raterstats.models.ordinal.reference import category_probs, draw_chunks, lp_and_cuts
+
+
+def _level_values(dt: xr.DataTree) -> np.ndarray:
+    """The numeric value of each level (its label, else 1..K)."""
+    levels = dt["observed_data"].attrs.get("levels", [])
+    try:
+        return np.asarray([float(v) for v in levels])
+    except ValueError:
+        return np.arange(1, len(levels) + 1, dtype=float)
+
+
+def system_scores(dt: xr.DataTree) -> xr.Dataset:
+    """System scores per dimension: latent effects and "fair averages" per design.
+
+    The fair average is the expected rating of an answer of average quality for the system
+    (question and residual effects at 0, mean log length) given by a typical human rater
+    of the design (severity 0, the population discrimination), as in many-facet Rasch
+    measurement: a score adjusted for rater severity and question difficulty.
+
+    Returns
+    -------
+    xr.Dataset
+        ``latent`` (chain, draw, dimension, system) and ``fair_average`` (chain, draw,
+        dimension, design, system), in the units of the rating scale.
+
+    Examples
+    --------
+    >>> from raterstats import OrdinalRaters
+    >>> from raterstats.simulate import clinical_qa_study
+    >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    >>> dt = OrdinalRaters().fit(r, draws=50, tune=50, chains=1, random_seed=1, progress=False)
+    >>> system_scores(dt)["fair_average"].dims
+    ('chain', 'draw', 'dimension', 'design', 'system')
+    """
+    post, const = check_fit(dt)
+    if "system_effect" not in post:
+        raise ValueError("the fit has no system effects (no 'system' column in the ratings)")
+    link = str(const.attrs["link"])
+    s = post["system_effect"].transpose("chain", "draw", "dimension", "system")
+    lam = np.exp(
+        post["log_discrimination_mean"].transpose("chain", "draw", "dimension", "design").values
+    )
+    cuts = post["cutpoints"].transpose("chain", "draw", "dimension", "design", "cut").values
+    lp = lam[..., None] * s.values[:, :, :, None, :]  # chain, draw, dim, design, system
+    probs = category_probs(lp, cuts[:, :, :, :, None, :], link)
+    fair = probs @ _level_values(dt)
+    return xr.Dataset(
+        {
+            "latent": s,
+            "fair_average": (("chain", "draw", "dimension", "design", "system"), fair),
+        },
+        coords={"design": post["design"].values},
+    )
+
+
+def reliability(dt: xr.DataTree) -> xr.DataArray:
+    """Model-implied reliability per dimension x design (a posterior).
+
+    The share of latent-scale variance due to the rated unit,
+    ``lambda^2 Var(eta) / (lambda^2 Var(eta) + Var(link))`` with ``Var(link) = pi^2 / 3``
+    (logit) or 1 (probit), averaged over the human raters; for a sentence-level design the
+    unit's variance includes the sentence deviations (``Var(eta) + tau^2``).
+
+    Examples
+    --------
+    >>> from raterstats import OrdinalRaters
+    >>> from raterstats.simulate import clinical_qa_study
+    >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    >>> dt = OrdinalRaters().fit(r, draws=50, tune=50, chains=1, random_seed=1, progress=False)
+    >>> reliability(dt).dims
+    ('chain', 'draw', 'dimension', 'design')
+    """
+    post, const = check_fit(dt)
+    var_link = np.pi**2 / 3 if const.attrs["link"] == "logit" else 1.0
+    var_eta = post["eta"].var("item")  # chain, draw, dimension
+    has_sent = xr.DataArray(
+        const["design_has_sentences"].values,
+        dims="design",
+        coords={"design": post["design"].values},
+    )
+    tau2 = post["sigma_sentence"] ** 2 if "sigma_sentence" in post else 0.0
+    v = var_eta + has_sent * tau2
+    human = const["rater_is_human"].values
+    lam2 = post["discrimination"].isel(rater=np.flatnonzero(human)) ** 2
+    rel = (lam2 * v / (lam2 * v + var_link)).mean("rater")
+    return rel.transpose("chain", "draw", "dimension", "design").rename("reliability")
+
+
+def prob_more_reliable(dt: xr.DataTree, a: str, b: str) -> xr.DataArray:
+    """Posterior probability, per dimension, that design ``a`` is more reliable than ``b``.
+
+    Examples
+    --------
+    >>> from raterstats import OrdinalRaters
+    >>> from raterstats.simulate import clinical_qa_study
+    >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    >>> dt = OrdinalRaters().fit(r, draws=50, tune=50, chains=1, random_seed=1, progress=False)
+    >>> 0.0 <= float(prob_more_reliable(dt, "fine", "coarse").sel(dimension="safety")) <= 1.0
+    True
+    """
+    rel = reliability(dt)
+    return (
+        (rel.sel(design=a) > rel.sel(design=b))
+        .mean(("chain", "draw"))
+        .rename(f"P(reliability {a} > {b})")
+    )
+
+
+def length_contrast(dt: xr.DataTree, a: str = "coarse", b: str = "fine") -> xr.Dataset:
+    """Length effects per dimension x design and the contrast ``a - b`` (posteriors).
+
+    ``length_effect`` is the human raters' effect of one SD of log length on the logit (or
+    probit) scale; ``contrast`` measures how much more design ``a`` rewards longer answers
+    than design ``b`` does, holding latent quality fixed. Judges' own effects, if any, are
+    in ``judge_length_effect``.
+
+    Examples
+    --------
+    >>> from raterstats import OrdinalRaters
+    >>> from raterstats.simulate import clinical_qa_study
+    >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    >>> dt = OrdinalRaters().fit(r, draws=50, tune=50, chains=1, random_seed=1, progress=False)
+    >>> length_contrast(dt)["contrast"].dims
+    ('chain', 'draw', 'dimension')
+    """
+    if dt.attrs.get("model") not in (MODEL_NAME, "length_effect"):
+        raise ValueError(
+            f"expected a fit of OrdinalRaters or LengthEffect, got model {dt.attrs.get('model')!r}"
+        )
+    post = dt["posterior"].to_dataset()
+    if "length_effect" not in post:
+        raise ValueError("the fit has no length effect (fit with a 'length' column)")
+    beta = post["length_effect"]
+    out = xr.Dataset(
+        {
+            "length_effect": beta,
+            "contrast": beta.sel(design=a, drop=True) - beta.sel(design=b, drop=True),
+        }
+    )
+    if "judge_length_effect" in post:
+        out["judge_length_effect"] = post["judge_length_effect"]
+    out.attrs["contrast"] = f"{a} - {b}"
+    return out
+
+
+def sentence_aggregation(dt: xr.DataTree, *, max_draws: int = 400) -> xr.Dataset:
+    """Sentence-to-answer aggregation as posteriors, for a typical human rater.
+
+    For every answer rated sentence by sentence: ``p_no_negative`` = P(no rated sentence is
+    rated negative) and ``p_any_positive`` = P(at least one rated sentence is rated
+    positive), negative / positive being the levels below / above the scale's midpoint —
+    the model-based counterparts of the "fine binary" scheme.
+
+    Returns
+    -------
+    xr.Dataset
+        Both with dims (chain, draw, item, dimension, design) restricted to the
+        sentence-level designs; ``max_draws`` draws per chain at most (evenly thinned).
+    """
+    post, const = check_fit(dt)
+    if "sentence_z" not in post:
+        raise ValueError("the fit has no sentence-level ratings")
+    n_draw = post.sizes["draw"]
+    post = post.isel(draw=slice(None, None, max(1, n_draw // max_draws)))
+    link = str(const.attrs["link"])
+    k = int(const.attrs["n_levels"])
+    neg_codes = np.arange(k) < (k - 1) / 2
+    pos_codes = np.arange(k) > (k - 1) / 2
+    sent_designs = [
+        g
+        for g, h in zip(post["design"].values, const["design_has_sentences"].values, strict=True)
+        if h
+    ]
+    items = list(post["item"].values)
+    sent_item = const["sentence_item"].values
+    item_idx = np.array([items.index(i) for i in sent_item])
+    eta = post["eta"].transpose("chain", "draw", "item", "dimension").values
+    w = (
+        (post["sentence_z"] * post["sigma_sentence"])
+        .transpose("chain", "draw", "sentence", "dimension")
+        .values
+    )
+    lat = eta[:, :, item_idx, :] + w  # chain, draw, sentence, dimension
+    zlen = const["z_length"].values[item_idx]
+    rated = np.unique(item_idx)
+    onehot = (item_idx[:, None] == rated[None, :]).astype(float)  # sentence x rated answer
+    out_neg, out_pos = [], []
+    for g in sent_designs:
+        lam = np.exp(post["log_discrimination_mean"].sel(design=g).values)  # c, d, dim
+        cuts = post["cutpoints"].sel(design=g).transpose("chain", "draw", "dimension", "cut").values
+        lp = lam[:, :, None, :] * lat
+        if "length_effect" in post:
+            lp = lp + post["length_effect"].sel(design=g).values[:, :, None, :] * zlen[:, None]
+        probs = category_probs(lp, cuts[:, :, None, :, :], link)
+        p_neg = probs[..., neg_codes].sum(-1)
+        p_pos = probs[..., pos_codes].sum(-1)
+        # product over an answer's sentences, in log space (sentence -> answer sums)
+        log_none_neg = np.einsum("cwsd,si->cwid", np.log1p(-p_neg), onehot)
+        log_none_pos = np.einsum("cwsd,si->cwid", np.log1p(-p_pos), onehot)
+        out_neg.append(np.exp(log_none_neg))
+        out_pos.append(1 - np.exp(log_none_pos))
+    dims = ("chain", "draw", "item", "dimension", "design")
+    coords = {
+        "item": [items[i] for i in rated],
+        "dimension": post["dimension"].values,
+        "design": sent_designs,
+    }
+    return xr.Dataset(
+        {
+            "p_no_negative": (dims, np.stack(out_neg, axis=-1)),
+            "p_any_positive": (dims, np.stack(out_pos, axis=-1)),
+        },
+        coords=coords,
+    )
+
+
+def rater_table(dt: xr.DataTree, *, ci_prob: float = 0.9, max_draws: int = 200) -> xr.Dataset:
+    """The rater table in the many-facet Rasch vocabulary, per rater x dimension x design.
+
+    Variables: ``severity`` and ``discrimination`` (posterior mean, with ``*_low`` /
+    ``*_high`` equal-tailed ``ci_prob`` intervals), ``infit`` and ``outfit`` (posterior
+    predictive mean-square fit: information-weighted and unweighted means of squared
+    standardised residuals, 1 = as the model expects, above about 1.3 = noisier, below about
+    0.7 = more predictable than expected), ``n_ratings`` and ``is_human``; and per
+    dimension x design, over the human raters, the ``separation`` index (spread of
+    severities in units of their standard error) and the ``separation_reliability``
+    ``G^2 / (1 + G^2)``. Judges (non-human raters) are in the same table, flagged by
+    ``is_human``, and are left out of the separation statistics.
+
+    Examples
+    --------
+    >>> from raterstats import OrdinalRaters
+    >>> from raterstats.simulate import clinical_qa_study
+    >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    >>> dt = OrdinalRaters().fit(r, draws=50, tune=50, chains=1, random_seed=1, progress=False)
+    >>> t = rater_table(dt)
+    >>> t["infit"].dims
+    ('rater', 'dimension', 'design')
+    """
+    post, const = check_fit(dt)
+    link = str(const.attrs["link"])
+    n_draw = post.sizes["draw"]
+    thin = post.isel(draw=slice(None, None, max(1, n_draw // max_draws)))
+    data = data_from_constants(dt)
+    values = _level_values(dt)
+    y = values[data.y]
+    nr, nd, ng = (post.sizes[k] for k in ("rater", "dimension", "design"))
+    cell = (data.obs_rater * nd + data.obs_dim) * ng + data.obs_design
+    sq = np.zeros(nr * nd * ng)
+    z2 = np.zeros(nr * nd * ng)
+    var_sum = np.zeros(nr * nd * ng)
+    n_used = 0
+    for _, part in draw_chunks(thin):
+        lp, cuts = lp_and_cuts(part, data)
+        probs = category_probs(lp, cuts, link)
+        ey = probs @ values
+        vy = probs @ values**2 - ey**2
+        res2 = (y - ey) ** 2
+        m = lp.shape[0] * lp.shape[1]
+        sq += np.bincount(cell, weights=res2.reshape(m, -1).sum(0), minlength=sq.size)
+        var_sum += np.bincount(cell, weights=vy.reshape(m, -1).sum(0), minlength=sq.size)
+        z2 += np.bincount(
+            cell, weights=(res2 / np.maximum(vy, 1e-12)).reshape(m, -1).sum(0), minlength=sq.size
+        )
+        n_used += m
+    count = np.bincount(cell, minlength=sq.size).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        infit = (sq / var_sum).reshape(nr, nd, ng)
+        outfit = (z2 / (count * n_used)).reshape(nr, nd, ng)
+    dims3 = ("rater", "dimension", "design")
+    out = xr.Dataset(coords={k: post[k].values for k in dims3})
+    for name in ("severity", "discrimination"):
+        da = post[name].transpose("chain", "draw", *dims3)
+        out[name] = da.mean(("chain", "draw"))
+        out[f"{name}_low"], out[f"{name}_high"] = eti(da, ci_prob)
+    out["infit"] = (dims3, infit)
+    out["outfit"] = (dims3, outfit)
+    out["n_ratings"] = (dims3, count.reshape(nr, nd, ng).astype(np.int64))
+    human = const["rater_is_human"].values
+    out["is_human"] = ("rater", human)
+    sev = post["severity"].isel(rater=np.flatnonzero(human))
+    obs_var = sev.mean(("chain", "draw")).var("rater", ddof=1)
+    mse = sev.var(("chain", "draw")).mean("rater")
+    true_var = np.maximum(obs_var - mse, 0.0)
+    sep = np.sqrt(true_var / mse)
+    out["separation"] = sep
+    out["separation_reliability"] = true_var / obs_var
+    out.attrs.update({"ci_prob": ci_prob, "draws_used_for_fit": n_used})
+    return out

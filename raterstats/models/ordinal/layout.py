@@ -1,0 +1,351 @@
+"""The layout of the ordinal model's compiled density: what each position of its arrays means.
+
+The numba kernel (:mod:`raterstats.models.ordinal.kernels`) cannot take Python objects: it
+reads the unconstrained vector ``x`` by block offsets, an integer array of settings (sizes
+and switches) and a float array of prior constants. The positions in these three arrays
+are named here, once, by the IntEnums :class:`Block`, :class:`Setting` and
+:class:`PriorConst`, with which both the kernel and the Python side index them.
+:class:`OrdinalLayout` holds the named values for one data set and produces the arrays;
+:func:`ordinal_layout` is the one place that builds it.
+
+numba compiles the enums' values into the kernel's cached machine code, so
+:data:`raterstats.models.ordinal.kernels.LAYOUT_SOURCE_SHA256` names the SHA-256 of this
+file: the tests fail until it is updated after an edit here, and updating it invalidates
+the kernel's cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+from functools import cached_property
+
+import numpy as np
+
+from raterstats.models.base import Prior
+from raterstats.models.ordinal.data import OrdinalData, sentence_design
+
+
+class Block(IntEnum):
+    """The blocks of the unconstrained vector ``x``, in order; a block is empty when its
+    part of the model is absent (see :attr:`OrdinalLayout.block_sizes` for the sizes)."""
+
+    #: system effects, D x (M - 1) standard normals in the zero-sum basis
+    SYS_Z = 0
+    #: log sigma_question (D)
+    LOG_SQ = 1
+    #: question z, (Q - 1) x D, zero-sum map along the questions
+    QZ = 2
+    #: log sigma_residual (D)
+    LOG_SE = 3
+    #: answer residual z, (I - 1) x D, zero-sum map along the answers
+    EZ = 4
+    #: log sigma_sentence (D), plus the sentence design's log-discrimination mean
+    LOG_TAU = 5
+    #: sentence z (S x D)
+    WZ = 6
+    #: log-discrimination design means, D x (G - 1) (the reference design's is 0)
+    LM = 7
+    #: log sigma_discrimination_rater
+    LOG_SU = 8
+    #: log sigma_discrimination_cell
+    LOG_SV = 9
+    #: discrimination rater deviations, H - 1 in the zero-sum basis
+    UZ = 10
+    #: discrimination cell deviations, D x G x (H - 1)
+    VZ = 11
+    #: log sigma_severity_rater
+    LOG_SA = 12
+    #: log sigma_severity_cell
+    LOG_SB = 13
+    #: severity rater deviations, H - 1 in the zero-sum basis
+    AZ = 14
+    #: severity cell deviations, D x G x (H - 1)
+    BZ = 15
+    #: length effects, D x G
+    BETA = 16
+    #: log sigma_length_rater
+    LOG_SL = 17
+    #: length rater z, H x D x G
+    LZ = 18
+    #: judge log-discrimination, J x D x G
+    JL = 19
+    #: judge severity, J x D x G
+    JS = 20
+    #: judge length effect, J x D x G
+    JB = 21
+    #: cut-points, D x G x (K - 1), PyMC's ordered transform
+    CUTS = 22
+
+
+class Setting(IntEnum):
+    """Positions in the integer settings array (:attr:`OrdinalLayout.settings`); each
+    member's lower-case name is the :class:`OrdinalLayout` field it holds."""
+
+    N_DIM = 0
+    N_DESIGN = 1
+    N_HUMAN = 2
+    N_JUDGE = 3
+    N_SYSTEM = 4
+    N_QUESTION = 5
+    N_ITEM = 6
+    N_SENTENCE = 7
+    N_LEVELS = 8
+    USE_SYSTEM = 9
+    USE_QUESTION = 10
+    USE_SENTENCES = 11
+    USE_LENGTH = 12
+    LENGTH_BY_RATER = 13
+    REFERENCE = 14
+    CENTRED = 15
+    SENTENCE_DESIGN = 16
+
+
+class PriorConst(IntEnum):
+    """Positions in the prior constants array (:attr:`OrdinalLayout.prior`); where each
+    comes from is in :data:`PRIOR_SOURCES`."""
+
+    SYSTEM_SIGMA = 0
+    SIGMA_QUESTION = 1
+    SIGMA_RESIDUAL = 2
+    SIGMA_SENTENCE = 3
+    LM_MU = 4
+    LM_SD = 5
+    SIGMA_DISC_RATER = 6
+    SIGMA_DISC_CELL = 7
+    SIGMA_SEV_RATER = 8
+    SIGMA_SEV_CELL = 9
+    BETA_MU = 10
+    BETA_SD = 11
+    SIGMA_LENGTH_RATER = 12
+    CUT_MU = 13
+    CUT_SD = 14
+    JL_MU = 15
+    JL_SD = 16
+    JS_MU = 17
+    JS_SD = 18
+    JB_MU = 19
+    JB_SD = 20
+
+
+#: Names of the blocks of ``x``, in order (lower-case :class:`Block` names).
+BLOCKS = tuple(b.name.lower() for b in Block)
+#: Names of the prior constants, in order (lower-case :class:`PriorConst` names).
+PRIOR_KEYS = tuple(c.name.lower() for c in PriorConst)
+
+#: Each prior constant: (prior name, parameter, default) of the model's priors.
+PRIOR_SOURCES: dict[PriorConst, tuple[str, str, float]] = {
+    PriorConst.SYSTEM_SIGMA: ("system_effect", "sigma", 1.0),
+    PriorConst.SIGMA_QUESTION: ("sigma_question", "sigma", 1.0),
+    PriorConst.SIGMA_RESIDUAL: ("sigma_residual", "sigma", 1.0),
+    PriorConst.SIGMA_SENTENCE: ("sigma_sentence", "sigma", 1.0),
+    PriorConst.LM_MU: ("log_discrimination_design", "mu", 0.0),
+    PriorConst.LM_SD: ("log_discrimination_design", "sigma", 0.5),
+    PriorConst.SIGMA_DISC_RATER: ("sigma_discrimination_rater", "sigma", 0.5),
+    PriorConst.SIGMA_DISC_CELL: ("sigma_discrimination_cell", "sigma", 0.5),
+    PriorConst.SIGMA_SEV_RATER: ("sigma_severity_rater", "sigma", 1.0),
+    PriorConst.SIGMA_SEV_CELL: ("sigma_severity_cell", "sigma", 1.0),
+    PriorConst.BETA_MU: ("length_effect", "mu", 0.0),
+    PriorConst.BETA_SD: ("length_effect", "sigma", 1.0),
+    PriorConst.SIGMA_LENGTH_RATER: ("sigma_length_rater", "sigma", 0.25),
+    PriorConst.CUT_MU: ("cutpoints", "mu", 0.0),
+    PriorConst.CUT_SD: ("cutpoints", "sigma", 3.0),
+    PriorConst.JL_MU: ("judge_log_discrimination", "mu", 0.0),
+    PriorConst.JL_SD: ("judge_log_discrimination", "sigma", 1.0),
+    PriorConst.JS_MU: ("judge_severity", "mu", 0.0),
+    PriorConst.JS_SD: ("judge_severity", "sigma", 1.5),
+    PriorConst.JB_MU: ("judge_length_effect", "mu", 0.0),
+    PriorConst.JB_SD: ("judge_length_effect", "sigma", 1.0),
+}
+
+#: The half-normal prior scale of each ``log sigma`` block.
+HALF_NORMAL_SCALE: dict[Block, PriorConst] = {
+    Block.LOG_SQ: PriorConst.SIGMA_QUESTION,
+    Block.LOG_SE: PriorConst.SIGMA_RESIDUAL,
+    Block.LOG_TAU: PriorConst.SIGMA_SENTENCE,
+    Block.LOG_SU: PriorConst.SIGMA_DISC_RATER,
+    Block.LOG_SV: PriorConst.SIGMA_DISC_CELL,
+    Block.LOG_SA: PriorConst.SIGMA_SEV_RATER,
+    Block.LOG_SB: PriorConst.SIGMA_SEV_CELL,
+    Block.LOG_SL: PriorConst.SIGMA_LENGTH_RATER,
+}
+
+
+@dataclass(frozen=True, eq=False)
+class OrdinalLayout:
+    """The compiled density's layout for one data set: sizes, switches and prior constants
+    by name, and the arrays the kernel reads (:attr:`offsets`, :attr:`settings`,
+    :attr:`prior`).
+
+    Sizes: ``n_dim`` (D), ``n_design`` (G), ``n_human`` (H), ``n_judge`` (J), ``n_system``
+    (M), ``n_question`` (Q), ``n_item`` (I), ``n_sentence`` (S), ``n_levels`` (K).
+    Switches: which parts of the model are present (``use_*``, ``length_by_rater``) and
+    whether the human raters' deviations are centred. ``reference`` is the index of the
+    reference design and ``sentence_design`` that of the design whose log-discrimination
+    mean shifts the sampled sentence scale (-1: none). ``prior`` holds the prior constants
+    in :class:`PriorConst` order. The arrays are computed once per layout; do not modify
+    them.
+
+    Examples
+    --------
+    >>> from raterstats import OrdinalRaters
+    >>> from raterstats.simulate import clinical_qa_study
+    >>> data = OrdinalRaters().prepare(clinical_qa_study(n_questions=4, random_seed=1).ratings)
+    >>> lay = OrdinalRaters().layout(data)
+    >>> lay.n_dim, lay.n_levels, int(lay.settings[Setting.N_LEVELS])
+    (3, 5, 5)
+    >>> lay.block_sizes[Block.CUTS] == lay.n_dim * lay.n_design * (lay.n_levels - 1)
+    True
+    """
+
+    n_dim: int
+    n_design: int
+    n_human: int
+    n_judge: int
+    n_system: int
+    n_question: int
+    n_item: int
+    n_sentence: int
+    n_levels: int
+    use_system: bool
+    use_question: bool
+    use_sentences: bool
+    use_length: bool
+    length_by_rater: bool
+    reference: int
+    centred: bool
+    sentence_design: int
+    prior: np.ndarray
+
+    @cached_property
+    def block_sizes(self) -> dict[Block, int]:
+        """Length of every block of ``x`` (0 for an absent part of the model)."""
+        D, G, H = self.n_dim, self.n_design, self.n_human
+        J, M, Q = self.n_judge, self.n_system, self.n_question
+        K, lbr = self.n_levels, self.length_by_rater
+        return {
+            Block.SYS_Z: D * (M - 1) if self.use_system else 0,
+            Block.LOG_SQ: D if self.use_question else 0,
+            Block.QZ: (Q - 1) * D if self.use_question else 0,
+            Block.LOG_SE: D,
+            Block.EZ: (self.n_item - 1) * D,
+            Block.LOG_TAU: D if self.use_sentences else 0,
+            Block.WZ: self.n_sentence * D,
+            Block.LM: D * (G - 1),
+            Block.LOG_SU: 1,
+            Block.LOG_SV: 1,
+            Block.UZ: H - 1,
+            Block.VZ: D * G * (H - 1),
+            Block.LOG_SA: 1,
+            Block.LOG_SB: 1,
+            Block.AZ: H - 1,
+            Block.BZ: D * G * (H - 1),
+            Block.BETA: D * G if self.use_length else 0,
+            Block.LOG_SL: 1 if lbr else 0,
+            Block.LZ: H * D * G if lbr else 0,
+            Block.JL: J * D * G,
+            Block.JS: J * D * G,
+            Block.JB: J * D * G if self.use_length else 0,
+            Block.CUTS: D * G * (K - 1),
+        }
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """Start of every block of ``x`` and, last, its length (``len(Block) + 1``, int64)."""
+        sizes = self.block_sizes
+        off = np.zeros(len(Block) + 1, dtype=np.int64)
+        off[1:] = np.cumsum([sizes[b] for b in Block])
+        return off
+
+    @property
+    def ndim(self) -> int:
+        """Length of the unconstrained vector ``x``."""
+        return int(self.offsets[-1])
+
+    @cached_property
+    def settings(self) -> np.ndarray:
+        """The integer settings in :class:`Setting` order (int64), as the kernel reads them."""
+        return np.array([int(getattr(self, s.name.lower())) for s in Setting], dtype=np.int64)
+
+    @property
+    def prior_scale(self) -> dict[str, float]:
+        """The half-normal prior scale of every ``log sigma`` block, by block name."""
+        return {b.name.lower(): float(self.prior[c]) for b, c in HALF_NORMAL_SCALE.items()}
+
+    def block(self, b: Block | str) -> slice:
+        """The positions of block ``b`` (a :class:`Block` or its lower-case name) in ``x``."""
+        k = Block[b.upper()] if isinstance(b, str) else Block(b)
+        off = self.offsets
+        return slice(int(off[k]), int(off[k + 1]))
+
+
+def prior_constants(priors: Mapping[str, Prior]) -> np.ndarray:
+    """The prior constants of the compiled density in :class:`PriorConst` order (see
+    :data:`PRIOR_SOURCES`).
+
+    Examples
+    --------
+    >>> from raterstats import OrdinalRaters
+    >>> float(prior_constants(OrdinalRaters.default_priors)[PriorConst.CUT_SD])
+    3.0
+    """
+    sources = [PRIOR_SOURCES[c] for c in PriorConst]
+    return np.array([float(priors[key].param(name, default)) for key, name, default in sources])
+
+
+def ordinal_layout(
+    data: OrdinalData, priors: Mapping[str, Prior], *, centred: bool, length_by_rater: bool
+) -> OrdinalLayout:
+    """The layout of the compiled density for these data, priors and options.
+
+    Parameters
+    ----------
+    data : OrdinalData
+        Prepared ratings.
+    priors : mapping of str to Prior
+        The model's priors (every key of ``OrdinalRaters.default_priors``).
+    centred : bool
+        Whether the human raters' deviations are sampled centred.
+    length_by_rater : bool
+        The ``length_by_rater`` option (used only when the data have a length covariate).
+
+    Returns
+    -------
+    OrdinalLayout
+    """
+    c = data.coords
+    return OrdinalLayout(
+        n_dim=len(c["dimension"]),
+        n_design=len(c["design"]),
+        n_human=data.n_humans,
+        n_judge=len(c["judge"]),
+        n_system=len(c["system"]),
+        n_question=len(c["question"]),
+        n_item=len(c["item"]),
+        n_sentence=len(c["sentence"]),
+        n_levels=data.n_levels,
+        use_system=data.use_system,
+        use_question=data.use_question,
+        use_sentences=data.has_sentences,
+        use_length=data.has_length,
+        length_by_rater=bool(length_by_rater) and data.has_length,
+        reference=c["design"].index(data.reference_design),
+        centred=bool(centred),
+        sentence_design=sentence_design(data),
+        prior=prior_constants(priors),
+    )
+
+
+__all__ = [
+    "BLOCKS",
+    "HALF_NORMAL_SCALE",
+    "PRIOR_KEYS",
+    "PRIOR_SOURCES",
+    "Block",
+    "OrdinalLayout",
+    "PriorConst",
+    "Setting",
+    "ordinal_layout",
+    "prior_constants",
+]

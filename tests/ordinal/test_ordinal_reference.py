@@ -1,0 +1,199 @@
+"""The compiled kernels of OrdinalRaters against the NumPy reference, on several data shapes.
+
+The numba log density and its hand-written gradient (``kernels.ordinal_logp_grad``) must
+equal the NumPy reference ``reference.log_density`` and its derivatives (central
+differences, Richardson-extrapolated, along random directions within every block of the
+unconstrained vector); the compiled rating log-likelihood must equal the NumPy one. The
+layout's named positions are checked against the arrays the kernel reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from raterstats.models.ordinal import (
+    VARIABLE_DIMS,
+    Block,
+    OrdinalLayout,
+    OrdinalRaters,
+    PriorConst,
+    Setting,
+    constrained_values,
+    log_density,
+    summed_log_likelihood,
+)
+from raterstats.models.ordinal import layout as layout_module
+from raterstats.models.ordinal.kernels import (
+    LAYOUT_SOURCE_SHA256,
+    zero_sum_adjoint,
+    zero_sum_extend,
+)
+from raterstats.models.zerosum import zero_sum_extend_np
+from raterstats.ratings import Ratings
+from raterstats.simulate import clinical_qa_study
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return clinical_qa_study(n_questions=4, random_seed=11).ratings
+
+
+def _drop(r, *cols):
+    return Ratings(r.data.drop(*cols), r.scales)
+
+
+# (model options, ratings) per data shape: systems, questions, sentences, length, judges
+SHAPES = {
+    "full": ({}, lambda r: r),
+    "length_by_rater": ({"length_by_rater": True}, lambda r: r),
+    "centred": ({"centred": True, "length_by_rater": True}, lambda r: r),
+    "non_centred": ({"centred": False}, lambda r: r),
+    "coarse_no_length": ({}, lambda r: _drop(r.filter(design="coarse"), "length")),
+    "no_system_no_question": ({}, lambda r: _drop(r, "system", "question")),
+    "fine_only": ({}, lambda r: r.filter(design="fine")),
+    "humans_only": ({}, lambda r: r.filter(rater_kind="human")),
+}
+
+
+@pytest.fixture(scope="module", params=list(SHAPES))
+def shape(request, tiny):
+    options, make = SHAPES[request.param]
+    model = OrdinalRaters(**options)
+    data = model.prepare(make(tiny))
+    return model, data, model.layout(data), model.density(data)
+
+
+def _points(dens, n, seed):
+    rng = np.random.default_rng(seed)
+    return [dens.initial_point(rng) + rng.normal(0, 0.4, dens.ndim) for _ in range(n)]
+
+
+def test_shapes_cover_the_model(shape):
+    _, _, lay, dens = shape
+    assert lay.ndim == dens.ndim
+    assert sum(lay.block_sizes.values()) == lay.ndim
+
+
+def test_kernel_log_density_equals_the_reference(shape):
+    _, data, lay, dens = shape
+    for x in _points(dens, 3, 1):
+        lp, _ = dens.logp_grad(x)
+        assert lp == pytest.approx(log_density(x, lay, data), rel=1e-10, abs=1e-9)
+
+
+def _directional(f, x, v, h=1e-4):
+    """d/dt f(x + t v) at 0: central differences at h and h / 2, Richardson-extrapolated."""
+
+    def central(e):
+        return (f(x + e * v) - f(x - e * v)) / (2 * e)
+
+    return (4 * central(h / 2) - central(h)) / 3
+
+
+def test_kernel_gradient_equals_the_reference_derivatives(shape):
+    _, data, lay, dens = shape
+    rng = np.random.default_rng(2)
+
+    def f(x):
+        return log_density(x, lay, data)
+
+    for x in _points(dens, 2, 3):
+        _, grad = dens.logp_grad(x)
+        directions = []
+        for b in Block:  # one random direction within every non-empty block
+            sl = lay.block(b)
+            if sl.stop > sl.start:
+                v = np.zeros(lay.ndim)
+                v[sl] = rng.normal(size=sl.stop - sl.start)
+                directions.append((b.name, v / np.linalg.norm(v)))
+        full = rng.normal(size=lay.ndim)
+        directions.append(("all", full / np.linalg.norm(full)))
+        for name, v in directions:
+            want = _directional(f, x, v)
+            assert grad @ v == pytest.approx(want, rel=1e-7, abs=1e-7), name
+
+
+def test_compiled_log_likelihood_equals_the_reference(shape):
+    _, data, lay, dens = shape
+    vals = [constrained_values(x, lay, data) for x in _points(dens, 3, 4)]
+    post = xr.Dataset(
+        {
+            k: (("chain", "draw", *VARIABLE_DIMS[k]), np.stack([v[k] for v in vals])[None])
+            for k in vals[0]
+        }
+    )
+    ng = lay.n_design
+    for key, n_out in (
+        (np.arange(data.n_obs), data.n_obs),
+        (data.obs_item * ng + data.obs_design, lay.n_item * ng),
+    ):
+        fast = summed_log_likelihood(post, data, "logit", key, n_out)
+        ref = summed_log_likelihood(post, data, "logit", key, n_out, compiled=False)
+        assert fast.shape == (1, 3, n_out)
+        np.testing.assert_allclose(fast, ref, rtol=1e-10, atol=1e-12)
+
+
+def test_density_expands_to_the_reference_values(shape):
+    _, data, lay, dens = shape
+    x = _points(dens, 1, 5)[0]
+    got, want = dens.expand(x), constrained_values(x, lay, data)
+    assert got.keys() == want.keys() == dens.var_shapes.keys()
+    for k in want:
+        np.testing.assert_array_equal(got[k], want[k])
+        assert np.shape(want[k]) == tuple(dens.var_shapes[k])
+
+
+def test_zero_sum_kernels_equal_the_numpy_map():
+    rng = np.random.default_rng(6)
+    for n, width in ((2, 1), (5, 3), (9, 2)):
+        y = rng.normal(size=(n - 1, width))
+        out = np.empty((n, width))
+        zero_sum_extend(y.reshape(-1), n, width, out)
+        np.testing.assert_allclose(out, zero_sum_extend_np(y), rtol=1e-13, atol=1e-14)
+        # the adjoint: the gradient of <g, extend(y)> with respect to y is J^T g
+        g = rng.normal(size=(n, width))
+        grad = np.zeros((n - 1) * width + 2)
+        zero_sum_adjoint(g, n, width, grad, 2)
+        jac = np.stack(
+            [zero_sum_extend_np(e.reshape(n - 1, width)).ravel() for e in np.eye((n - 1) * width)]
+        )
+        np.testing.assert_allclose(grad[2:], jac @ g.ravel(), rtol=1e-12, atol=1e-13)
+
+
+def test_layout_positions_are_named_once(tiny):
+    model = OrdinalRaters(length_by_rater=True)
+    data = model.prepare(tiny)
+    lay = model.layout(data)
+    assert isinstance(lay, OrdinalLayout)
+    # every position of each array is a member, in order, and names its field
+    for enum in (Block, Setting, PriorConst):
+        assert [int(m) for m in enum] == list(range(len(enum)))
+    assert set(layout_module.PRIOR_SOURCES) == set(PriorConst)
+    for s in Setting:
+        assert lay.settings[s] == int(getattr(lay, s.name.lower()))
+    assert lay.settings[Setting.N_DIM] == len(data.coords["dimension"])
+    assert lay.settings[Setting.REFERENCE] == data.coords["design"].index(data.reference_design)
+    assert lay.prior[PriorConst.JS_SD] == 1.5 and lay.prior[PriorConst.SIGMA_LENGTH_RATER] == 0.25
+    off = lay.offsets
+    assert off.size == len(Block) + 1 and off[-1] == lay.ndim
+    for b in Block:
+        assert off[b + 1] - off[b] == lay.block_sizes[b]
+        assert lay.block(b) == lay.block(b.name.lower()) == slice(off[b], off[b + 1])
+    assert lay.block_sizes[Block.LZ] == lay.n_human * lay.n_dim * lay.n_design
+    assert lay.prior_scale["log_sl"] == 0.25
+
+
+def test_kernels_name_the_layout_source_they_were_compiled_with():
+    # numba compiles layout.py's enum values into the cached kernels and checks only
+    # kernels.py for changes: the hash there must change whenever layout.py does
+    src = Path(layout_module.__file__).read_bytes()
+    assert hashlib.sha256(src).hexdigest() == LAYOUT_SOURCE_SHA256, (
+        "raterstats/models/ordinal/layout.py changed: set LAYOUT_SOURCE_SHA256 in "
+        "raterstats/models/ordinal/kernels.py to its new SHA-256 (this also invalidates "
+        "numba's cached kernels)"
+    )
