@@ -195,7 +195,7 @@ def compare_designs(
     """
     ci_prob = D.ci_prob() if ci_prob is None else ci_prob
     from raterstats.models.base import model_from_datatree
-    from raterstats.models.ordinal import _data_from_constants, reliability
+    from raterstats.models.ordinal import data_from_constants, reliability
 
     what = "compare_designs"
     check_ordinal_fit(dt, what)
@@ -220,7 +220,7 @@ def compare_designs(
         return out
     rng = np.random.default_rng(random_seed)
     model = model_from_datatree(dt)
-    data = _data_from_constants(dt)
+    data = data_from_constants(dt)
     post = thin_posterior(dt["posterior"].to_dataset(), n_replicates, rng)
     reps = model.posterior_predictive(
         xr.DataTree(children={"posterior": xr.DataTree(post)}), data, None, rng

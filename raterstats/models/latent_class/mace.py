@@ -53,7 +53,7 @@ from raterstats.models.latent_class.base import (
     table_layout,
     unpack_rows,
 )
-from raterstats.models.ordinal.kernels import zero_sum_basis
+from raterstats.models.zerosum import zero_sum_basis
 
 if TYPE_CHECKING:
     import pymc as pm

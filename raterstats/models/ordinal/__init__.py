@@ -9,14 +9,13 @@ fit). Code outside this package imports from here, never from its modules.
 """
 
 from raterstats.models.ordinal.data import (
-    MODEL_NAME,
     OrdinalData,
-    check_fit,
     data_from_constants,
     prepare_ordinal,
     sentence_design,
 )
 from raterstats.models.ordinal.derived import (
+    check_fit,
     length_contrast,
     prob_more_reliable,
     rater_table,
@@ -55,7 +54,6 @@ from raterstats.models.zerosum import zero_sum_extend_np
 __all__ = [
     "BLOCKS",
     "DIAGNOSED_PARAMETERS",
-    "MODEL_NAME",
     "PRIOR_KEYS",
     "VARIABLE_DIMS",
     "Block",

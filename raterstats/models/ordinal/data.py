@@ -3,7 +3,7 @@
 :func:`prepare_ordinal` checks ordinal ratings and builds :class:`OrdinalData` (index arrays
 per rating, per answer and per sentence, and the coordinates of the fit);
 :func:`data_from_constants` re-creates it from a fit's stored groups, so that the derived
-quantities work on a reloaded file; :func:`check_fit` reads those groups.
+quantities work on a reloaded file.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from raterstats.ratings import Ratings
 from raterstats.scales import OrdinalScale
 
 #: ``dt.attrs["model"]`` of an :class:`~raterstats.models.ordinal.OrdinalRaters` fit
-MODEL_NAME = "ordinal_raters"
 
 
 @dataclass
@@ -278,22 +277,6 @@ def sentence_design(data: OrdinalData) -> int:
     counts = np.bincount(data.obs_design[fine], minlength=len(data.coords["design"]))
     counts[ref] = 0
     return int(np.argmax(counts)) if counts.max() > 0 else -1
-
-
-def check_fit(dt: xr.DataTree) -> tuple[xr.Dataset, xr.Dataset]:
-    """The ``posterior`` and ``constant_data`` groups of an OrdinalRaters fit.
-
-    Raises
-    ------
-    ValueError
-        When ``dt`` is not a fit of :class:`~raterstats.models.ordinal.OrdinalRaters`.
-    """
-    if dt.attrs.get("model") != MODEL_NAME:
-        raise ValueError(
-            f"expected a fit of OrdinalRaters (attrs['model'] == {MODEL_NAME!r}), "
-            f"got {dt.attrs.get('model')!r}"
-        )
-    return dt["posterior"].to_dataset(), dt["constant_data"].to_dataset()
 
 
 def data_from_constants(dt: xr.DataTree) -> OrdinalData:

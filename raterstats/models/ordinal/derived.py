@@ -16,8 +16,43 @@ import numpy as np
 import xarray as xr
 
 from raterstats.intervals import eti
-from raterstats.models.ordinal.data import MODEL_NAME, check_fit, data_from_constants
+from raterstats.models.base import model_class
+from raterstats.models.ordinal.data import data_from_constants
 from raterstats.models.ordinal.reference import category_probs, draw_chunks, lp_and_cuts
+
+
+def _fitted_class(dt: xr.DataTree) -> type:
+    name = dt.attrs.get("model")
+    try:
+        return model_class(str(name)) if name is not None else type(None)
+    except ValueError:
+        return type(None)
+
+
+def check_fit(dt: xr.DataTree) -> tuple[xr.Dataset, xr.Dataset]:
+    """The ``posterior`` and ``constant_data`` groups of an OrdinalRaters fit.
+
+    Raises
+    ------
+    ValueError
+        When ``dt`` is not a fit of :class:`~raterstats.models.ordinal.OrdinalRaters` (or
+        of a model derived from it), as the registry resolves ``dt.attrs["model"]``.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> check_fit(xr.DataTree())
+    Traceback (most recent call last):
+    ...
+    ValueError: expected a fit of OrdinalRaters, got a DataTree with model None
+    """
+    from raterstats.models.ordinal.model import OrdinalRaters  # it imports this module
+
+    if not issubclass(_fitted_class(dt), OrdinalRaters):
+        raise ValueError(
+            f"expected a fit of OrdinalRaters, got a DataTree with model {dt.attrs.get('model')!r}"
+        )
+    return dt["posterior"].to_dataset(), dt["constant_data"].to_dataset()
 
 
 def _level_values(dt: xr.DataTree) -> np.ndarray:
@@ -143,10 +178,7 @@ def length_contrast(dt: xr.DataTree, a: str = "coarse", b: str = "fine") -> xr.D
     >>> length_contrast(dt)["contrast"].dims
     ('chain', 'draw', 'dimension')
     """
-    if dt.attrs.get("model") not in (MODEL_NAME, "length_effect"):
-        raise ValueError(
-            f"expected a fit of OrdinalRaters or LengthEffect, got model {dt.attrs.get('model')!r}"
-        )
+    _fitted_class(dt)
     post = dt["posterior"].to_dataset()
     if "length_effect" not in post:
         raise ValueError("the fit has no length effect (fit with a 'length' column)")

@@ -27,7 +27,6 @@ from raterstats.inference import Density
 from raterstats.lazy import LazyModule
 from raterstats.models.base import Model, Prior
 from raterstats.models.ordinal.data import (
-    MODEL_NAME,
     OrdinalData,
     prepare_ordinal,
     sentence_design,
@@ -181,7 +180,7 @@ class OrdinalRaters(Model):
     ('rater', 'dimension', 'design')
     """
 
-    name: ClassVar[str] = MODEL_NAME
+    name: ClassVar[str] = "ordinal_raters"
     cli_names: ClassVar[tuple[str, ...]] = ("ordinal",)
     description: ClassVar[str] = (
         "an ordinal many-facet rater model (graded-response likelihood with rater severity "
