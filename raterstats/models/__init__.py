@@ -7,7 +7,6 @@ from raterstats.models.base import (
     Method,
     Model,
     ModelInputError,
-    Prior,
     data_fingerprint,
     discover_models,
     model_class,
@@ -18,6 +17,7 @@ from raterstats.models.base import (
 from raterstats.models.latent_class import MACE, DawidSkene
 from raterstats.models.length_effect import LengthEffect
 from raterstats.models.ordinal import OrdinalRaters
+from raterstats.models.priors import Prior
 
 __all__ = [
     "FIT_ATTRS",

@@ -78,6 +78,7 @@ from raterstats.inference import (
     run_inference,
 )
 from raterstats.lazy import LazyModule
+from raterstats.models.priors import Prior, as_prior, jsonable
 from raterstats.ratings import Ratings
 from raterstats.version import __version__
 
@@ -117,117 +118,6 @@ class ModelInputError(ValueError):
     def __init__(self, problems: list[str] | str) -> None:
         self.problems = [problems] if isinstance(problems, str) else list(problems)
         super().__init__("; ".join(self.problems))
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, tuple | list):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, Mapping):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    return v
-
-
-#: PyMC distributions accepted by :class:`Prior` without importing PyMC (which takes
-#: seconds); any other name is checked against PyMC itself
-_COMMON_DISTS = frozenset(
-    {
-        "Beta",
-        "Dirichlet",
-        "Exponential",
-        "Gamma",
-        "HalfCauchy",
-        "HalfNormal",
-        "HalfStudentT",
-        "InverseGamma",
-        "LogNormal",
-        "Normal",
-        "StudentT",
-        "TruncatedNormal",
-        "Uniform",
-    }
-)
-
-
-class Prior:
-    """A named prior distribution: a PyMC distribution name and its parameters.
-
-    Parameters are numbers or arrays (broadcast against the variable's dims). A model
-    documents how it reads each of its priors (its ``default_priors`` and card).
-
-    Examples
-    --------
-    >>> p = Prior("Beta", alpha=0.5, beta=0.5)
-    >>> p
-    Prior('Beta', alpha=0.5, beta=0.5)
-    >>> Prior.from_dict(p.to_dict()) == p
-    True
-    >>> p.mean()
-    0.5
-    """
-
-    __slots__ = ("dist", "params")
-
-    def __init__(self, dist: str, **params: Any) -> None:
-        if not isinstance(dist, str) or (dist not in _COMMON_DISTS and not hasattr(pm, dist)):
-            raise ValueError(f"Prior: {dist!r} is not a PyMC distribution name")
-        self.dist = dist
-        self.params = {k: _jsonable(v) for k, v in params.items()}
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return f"Prior({self.dist!r}{', ' if args else ''}{args})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Prior):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-serialisable form: ``{"dist": name, **params}``."""
-        return {"dist": self.dist, **self.params}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Prior:
-        """Inverse of :meth:`to_dict`."""
-        d = dict(d)
-        return cls(d.pop("dist"), **d)
-
-    def param(self, key: str, default: Any = None) -> Any:
-        """One parameter as a float or a NumPy array (``default`` when absent)."""
-        if key not in self.params:
-            return default
-        v = self.params[key]
-        return np.asarray(v, dtype=float) if isinstance(v, list) else float(v)
-
-    def create(self, name: str, **kwargs: Any) -> Any:
-        """Create the random variable in the current ``pm.Model`` (``dims=`` etc. passed on)."""
-        params = {k: (np.asarray(v) if isinstance(v, list) else v) for k, v in self.params.items()}
-        return getattr(pm, self.dist)(name, **params, **kwargs)
-
-    def mean(self) -> float:
-        """Prior mean of the simple families used as defaults (Beta, Normal, HalfNormal)."""
-        if self.dist == "Beta":
-            a, b = float(self.params["alpha"]), float(self.params["beta"])
-            return a / (a + b)
-        if self.dist == "Normal":
-            return float(self.params.get("mu", 0.0))
-        if self.dist == "HalfNormal":
-            return float(self.params.get("sigma", 1.0)) * float(np.sqrt(2 / np.pi))
-        raise NotImplementedError(f"mean of {self.dist} priors")
-
-
-def _as_prior(key: str, v: Any) -> Prior:
-    if isinstance(v, Prior):
-        return v
-    if isinstance(v, Mapping) and "dist" in v:
-        return Prior.from_dict(v)
-    raise TypeError(f"prior {key!r}: give a Prior(...) or a mapping with a 'dist' key, not {v!r}")
 
 
 def data_fingerprint(ratings: Ratings) -> str:
@@ -363,7 +253,7 @@ class Model:
             if k not in self.default_priors:
                 problems.append(f"unknown prior {k!r}; {self.name} priors: {list(merged)}")
                 continue
-            merged[k] = _as_prior(k, v)
+            merged[k] = as_prior(k, v)
         opts = dict(self.default_options)
         for k, v in options.items():
             if k not in self.default_options:
@@ -398,7 +288,7 @@ class Model:
         return {
             "model": self.name,
             "priors": {k: p.to_dict() for k, p in self._priors.items()},
-            "options": _jsonable(self._options),
+            "options": jsonable(self._options),
         }
 
     def __repr__(self) -> str:

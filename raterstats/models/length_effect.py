@@ -19,7 +19,7 @@ import numpy as np
 import xarray as xr
 
 from raterstats.lazy import LazyModule
-from raterstats.models.base import Model, ModelInputError, Prior
+from raterstats.models.base import Model, ModelInputError
 from raterstats.models.ordinal import (
     OrdinalData,
     interval_logp,
@@ -27,6 +27,7 @@ from raterstats.models.ordinal import (
     prepare_ordinal,
     ratings_potential,
 )
+from raterstats.models.priors import Prior
 from raterstats.models.zerosum import zero_sum_basis
 from raterstats.ratings import Ratings
 

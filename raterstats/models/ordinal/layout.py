@@ -23,8 +23,8 @@ from functools import cached_property
 
 import numpy as np
 
-from raterstats.models.base import Prior
 from raterstats.models.ordinal.data import OrdinalData, sentence_design
+from raterstats.models.priors import Prior
 
 
 class Block(IntEnum):

@@ -25,7 +25,7 @@ import xarray as xr
 from raterstats import schema as S
 from raterstats.inference import Density
 from raterstats.lazy import LazyModule
-from raterstats.models.base import Model, Prior
+from raterstats.models.base import Model
 from raterstats.models.ordinal.data import (
     OrdinalData,
     prepare_ordinal,
@@ -41,6 +41,7 @@ from raterstats.models.ordinal.reference import (
     lp_and_cuts,
     summed_log_likelihood,
 )
+from raterstats.models.priors import Prior
 from raterstats.models.zerosum import zero_sum_basis, zero_sum_extend_pt
 from raterstats.ratings import Ratings
 
