@@ -609,9 +609,10 @@ def model_from_datatree(dt: xr.DataTree) -> Model:
     return cls(priors={k: Prior.from_dict(v) for k, v in priors.items()}, **options)
 
 
-#: modules of ``raterstats.models`` that hold compiled code rather than models: discovery
-#: does not import them (the models load them lazily, when a fit needs them)
-COMPILED_MODULE_SUFFIXES = ("kernels", "callbacks")
+#: name prefixes of the modules of ``raterstats.models`` that hold compiled (numba) code
+#: rather than models (``kernels.py``, ``kernels_em.py``, ``callbacks.py``): discovery does
+#: not import them; the models load them lazily, when a fit needs them
+COMPILED_MODULE_PREFIXES = ("kernels", "callbacks")
 
 _DISCOVERED = False
 
@@ -620,8 +621,8 @@ def discover_models() -> None:
     """Import every model module of :mod:`raterstats.models` once, so that each model
     class registers itself: a new model needs no edit of any ``__init__`` or list.
 
-    Every module under ``raterstats/models/`` is imported except those whose name ends
-    with one of :data:`COMPILED_MODULE_SUFFIXES` (numba code, which models load lazily).
+    Every module under ``raterstats/models/`` is imported except those whose name starts
+    with one of :data:`COMPILED_MODULE_PREFIXES` (numba code, which models load lazily).
     The look-ups below (:func:`registered_models`, :func:`model_class`,
     :func:`model_from_datatree`, :func:`models_answering`) call it first.
     """
@@ -634,7 +635,7 @@ def discover_models() -> None:
     import raterstats.models as package
 
     for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
-        if not info.name.rsplit(".", 1)[-1].endswith(COMPILED_MODULE_SUFFIXES):
+        if not info.name.rsplit(".", 1)[-1].startswith(COMPILED_MODULE_PREFIXES):
             importlib.import_module(info.name)
     _DISCOVERED = True
 
@@ -685,7 +686,7 @@ def _unanswered(model: Model, question: str, what: str) -> TypeError:
 
 
 __all__ = [
-    "COMPILED_MODULE_SUFFIXES",
+    "COMPILED_MODULE_PREFIXES",
     "FIT_ATTRS",
     "POST_FIT_QUESTIONS",
     "Method",
