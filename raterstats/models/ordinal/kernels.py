@@ -37,7 +37,7 @@ from raterstats.models.ordinal.reference import length_effects
 #: globals from, so a changed layout.py would otherwise leave stale kernels that read the
 #: arrays at the old positions. tests/ordinal/test_ordinal_structure.py fails until this
 #: value is updated, and updating it invalidates the cache.
-LAYOUT_SOURCE_SHA256 = "dc0d1dcddb2e83bf6b393f4120c20e3eb1ab7877c16c19533dd303f2178290ee"
+LAYOUT_SOURCE_SHA256 = "84d69b97c1fa6e1de58ed0516130e29d3af73ad63d5be4deba4909aa6eb8450f"
 
 
 @njit(cache=True, nogil=True)
