@@ -351,7 +351,7 @@ def _nutpie_c_model(density: Density, seed: int) -> Any:
     stored as ``__x``; :func:`run_density` expands the draws afterwards)."""
     from nutpie.compile_pymc import CompiledPyMCModel
 
-    from raterstats.models.latent_class.callbacks import copy_expand_cb
+    from raterstats.nutpie_callbacks import copy_expand_cb
 
     n = int(density.ndim)
 

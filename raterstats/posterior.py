@@ -13,32 +13,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from raterstats.defaults import resolve_ci_prob
 from raterstats.models.base import model_from_datatree
-from raterstats.models.latent_class import (
-    UNIT_SEP,
-    LatentClassModel,
-    data_from_groups,
-    entropy_np,
-)
-
-
-def _latent_model(dt: xr.DataTree) -> LatentClassModel:
-    model = model_from_datatree(dt)
-    if not isinstance(model, LatentClassModel):
-        raise TypeError(
-            f"{dt.attrs.get('model')!r} fits have no latent true labels; item posteriors "
-            "come from MACE or DawidSkene fits"
-        )
-    return model
-
-
-def _unit_prob(dt: xr.DataTree) -> np.ndarray:
-    if "label_posterior" in dt.children:
-        return np.asarray(dt["label_posterior"]["prob"].values)
-    model = _latent_model(dt)
-    data = data_from_groups(dt["constant_data"].to_dataset(), dt["observed_data"].to_dataset())
-    prob, _ = model.draws_summary(dt["posterior"].to_dataset(), data, loglik=False)
-    return prob[data.unit_pattern]
 
 
 def item_posterior(dt: xr.DataTree, *, coverage: float | None = None) -> xr.Dataset:
@@ -47,7 +23,8 @@ def item_posterior(dt: xr.DataTree, *, coverage: float | None = None) -> xr.Data
     Parameters
     ----------
     dt : xr.DataTree
-        A MACE or Dawid-Skene fit.
+        A fit of a model with latent true labels (MACE, Dawid-Skene); the fit's model
+        answers (:meth:`raterstats.models.base.Model.item_posterior`).
     coverage : float, optional
         MACE-style thresholding: mark as ``confident`` the share ``coverage`` of units with
         the lowest posterior entropy in each dimension (Hovy et al. 2013); labels of the
@@ -76,69 +53,7 @@ def item_posterior(dt: xr.DataTree, *, coverage: float | None = None) -> xr.Data
     >>> bool(abs(post["prob"].sum("category") - 1).max() < 1e-9)
     True
     """
-    const = dt["constant_data"].to_dataset()
-    prob_u = _unit_prob(dt)
-    items = const["item"].values.astype(str)
-    segs = const["segment"].values.astype(str)
-    keys = np.where(segs == "", items, np.char.add(np.char.add(items, UNIT_SEP), segs))
-    dims = const["dimension"].values.astype(str)
-    unit_dim = const["unit_dim"].values.astype(np.int64)
-    n_cat = const["n_categories"].values.astype(np.int64)
-    labels = const["category_label"].values.astype(str)
-    uniq, item_idx = np.unique(keys, return_inverse=True)
-    n_i, n_d, K = uniq.size, dims.size, prob_u.shape[1]
-    prob = np.full((n_i, n_d, K), np.nan)
-    prob[item_idx, unit_dim] = prob_u
-    present = np.zeros((n_i, n_d), dtype=bool)
-    present[item_idx, unit_dim] = True
-    ent = np.full((n_i, n_d), np.nan)
-    ent[present] = entropy_np(prob[present])
-    map_code = np.full((n_i, n_d), -1, dtype=np.int64)
-    map_code[present] = np.argmax(prob[present], axis=-1)
-    picked = np.take_along_axis(np.nan_to_num(prob), np.maximum(map_code, 0)[..., None], axis=-1)
-    map_prob = np.where(present, picked[..., 0], np.nan)
-    label = np.full((n_i, n_d), "", dtype=object)
-    for d in range(n_d):
-        ok = present[:, d]
-        label[ok, d] = labels[d][map_code[ok, d]]
-    obs_unit = const["obs_unit"].values.astype(np.int64)
-    n_rat_u = np.bincount(obs_unit, minlength=prob_u.shape[0])
-    n_ratings = np.zeros((n_i, n_d), dtype=np.int64)
-    n_ratings[item_idx, unit_dim] = n_rat_u
-    gold = np.full((n_i, n_d), -1, dtype=np.int64)
-    gold[item_idx, unit_dim] = const["unit_gold"].values.astype(np.int64)
-    ds = xr.Dataset(
-        {
-            "prob": (("item", "dimension", "category"), prob),
-            "entropy": (("item", "dimension"), ent),
-            "map_code": (("item", "dimension"), map_code),
-            "label": (("item", "dimension"), label.astype(str)),
-            "map_prob": (("item", "dimension"), map_prob),
-            "n_ratings": (("item", "dimension"), n_ratings),
-            "gold": (("item", "dimension"), gold),
-        },
-        coords={
-            "item": uniq,
-            "dimension": dims,
-            "category": np.arange(K),
-            "category_label": (("dimension", "category"), labels),
-            "n_categories": ("dimension", n_cat),
-        },
-        attrs={"model": dt.attrs.get("model", ""), "method": dt.attrs.get("method", "")},
-    )
-    if coverage is not None:
-        if not 0 < coverage <= 1:
-            raise ValueError("coverage must be in (0, 1]")
-        conf = np.zeros((n_i, n_d), dtype=bool)
-        for d in range(n_d):
-            idx = np.flatnonzero(present[:, d])
-            n_keep = int(np.ceil(coverage * idx.size))
-            order = idx[np.argsort(ent[idx, d], kind="stable")]
-            conf[order[:n_keep], d] = True
-        ds["confident"] = (("item", "dimension"), conf)
-        ds["label_confident"] = (("item", "dimension"), np.where(conf, label, "").astype(str))
-        ds.attrs["coverage"] = float(coverage)
-    return ds
+    return model_from_datatree(dt).item_posterior(dt, coverage=coverage)
 
 
 def coverage_accuracy(
@@ -232,18 +147,7 @@ def _is_num(v: str) -> bool:
     return True
 
 
-def _summ(da: xr.DataArray, ci_prob: float) -> dict[str, xr.DataArray]:
-    lo, hi = (1 - ci_prob) / 2, 1 - (1 - ci_prob) / 2
-    q = da.quantile([lo, hi], dim=("chain", "draw"))
-    return {
-        "mean": da.mean(("chain", "draw")),
-        "sd": da.std(("chain", "draw")),
-        "low": q.isel(quantile=0, drop=True),
-        "high": q.isel(quantile=1, drop=True),
-    }
-
-
-def rater_summary(dt: xr.DataTree, *, ci_prob: float = 0.9) -> xr.Dataset:
+def rater_summary(dt: xr.DataTree, *, ci_prob: float | None = 0.9) -> xr.Dataset:
     """Rater reliability per dimension and design with equal-tailed credible intervals.
 
     MACE: ``competence`` (probability of rating the true label rather than spamming) and
@@ -251,14 +155,16 @@ def rater_summary(dt: xr.DataTree, *, ci_prob: float = 0.9) -> xr.Dataset:
     of rating the true label, averaged over the true label with the estimated prevalence).
     Each summarised quantity ``x`` gives ``x_mean``, ``x_sd``, ``x_low`` and ``x_high``;
     ``n_ratings`` counts ratings per rater x dimension x design. For point estimates
-    (``method="em"`` / ``"map"``) the interval collapses to the estimate.
+    (``method="em"`` / ``"map"``) the interval collapses to the estimate. The fit's model
+    answers (:meth:`raterstats.models.base.Model.rater_summary`).
 
     Parameters
     ----------
     dt : xr.DataTree
-        A MACE or Dawid-Skene fit.
-    ci_prob : float
-        Probability mass of the intervals (default 0.9).
+        A fit of a model that summarises its raters (MACE, Dawid-Skene).
+    ci_prob : float, optional
+        Probability mass of the intervals (default 0.9; None: ArviZ's
+        ``stats.ci_prob``, :func:`raterstats.defaults.ci_prob`).
 
     Examples
     --------
@@ -269,51 +175,7 @@ def rater_summary(dt: xr.DataTree, *, ci_prob: float = 0.9) -> xr.Dataset:
     >>> summ["competence_mean"].dims
     ('rater', 'dimension', 'design')
     """
-    if not 0 < ci_prob < 1:
-        raise ValueError("ci_prob must be in (0, 1)")
-    post = dt["posterior"].to_dataset()
-    const = dt["constant_data"].to_dataset()
-    name = dt.attrs.get("model")
-    out = xr.Dataset()
-    R, D, G = const.sizes["rater"], const.sizes["dimension"], const.sizes["design"]
-    cells = (
-        const["obs_rater"].values.astype(np.int64) * D + const["obs_dimension"].values
-    ) * G + const["obs_design"].values
-    n = np.bincount(cells.astype(np.int64), minlength=R * D * G).reshape(R, D, G)
-    out["n_ratings"] = xr.DataArray(
-        n,
-        dims=("rater", "dimension", "design"),
-        coords={k: const[k].values for k in ("rater", "dimension", "design")},
-    )
-    quantities: dict[str, xr.DataArray] = {}
-    if name == "mace":
-        quantities["competence"] = post["competence"]
-        quantities["spam"] = post["spam"]
-        if "competence_cell_mean" in post:
-            from scipy.special import expit
-
-            quantities["typical_competence"] = xr.apply_ufunc(expit, post["competence_cell_mean"])
-        if "design_effect" in post and "competence_cell_mean" in post:
-            beta = post["competence_cell_mean"]
-            first = beta.isel(design=0, drop=True)
-            quantities["design_contrast"] = beta - first
-    elif name == "dawid_skene":
-        conf = post["confusion"]
-        quantities["confusion"] = conf
-        prev = post["prevalence"].rename(category="true")
-        diag = xr.DataArray(
-            np.diagonal(conf.values, axis1=-2, axis2=-1),
-            dims=(*conf.dims[:-2], "true"),
-            coords={k: v for k, v in conf.coords.items() if k != "rated"},
-        )
-        quantities["accuracy"] = (diag * prev).sum("true")
-    else:
-        raise TypeError(f"rater_summary needs a MACE or DawidSkene fit, not {name!r}")
-    for qn, da in quantities.items():
-        for stat, val in _summ(da, ci_prob).items():
-            out[f"{qn}_{stat}"] = val
-    out.attrs.update({"ci_prob": ci_prob, "model": name, "method": dt.attrs.get("method", "")})
-    return out
+    return model_from_datatree(dt).rater_summary(dt, ci_prob=resolve_ci_prob(ci_prob))
 
 
 __all__ = ["coverage_accuracy", "item_posterior", "rater_summary"]

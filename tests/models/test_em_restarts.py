@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 
 from raterstats import MACE, DawidSkene, item_posterior
-from raterstats.models.latent_class import kernels as nb
-from raterstats.models.latent_class.base import (
+from raterstats.models.latent_class import kernels_em as nb
+from raterstats.models.latent_class.data import prepare_latent_class
+from raterstats.models.latent_class.dawid_skene_em import ds_em_run
+from raterstats.models.latent_class.mace_em import mace_em_run
+from raterstats.models.latent_class.reference import (
     class_counts,
     em_accumulate_np,
     em_estep_accumulate_np,
     em_estep_np,
-    prepare_latent_class,
     table_layout,
 )
-from raterstats.models.latent_class.dawid_skene import _ds_em
-from raterstats.models.latent_class.mace import _mace_em
 
 MODELS = [
     MACE(),
@@ -35,21 +35,21 @@ def _layout(ratings):
     data = prepare_latent_class(ratings)
     lay = table_layout(data, data.p_cell)
     rng = np.random.default_rng(4)
-    T = np.log(rng.dirichlet(np.ones(data.K), lay["e_row"].size))
+    T = np.log(rng.dirichlet(np.ones(data.K), lay.n_entries))
     log_prior = np.log(rng.dirichlet(np.ones(data.K), len(data.dimensions)))
-    args = (T, log_prior, lay["p_e"], lay["p_start"], lay["pattern_dim"], lay["pattern_w"])
+    args = (T, log_prior, lay.p_e, lay.p_start, lay.pattern_dim, lay.pattern_w)
     return data, lay, args
 
 
 def test_fused_estep_matches_separate_kernels(small_archehr):
     data, lay, args = _layout(small_archehr.ratings)
-    P, K, E = data.n_patterns, data.K, lay["e_row"].size
+    P, K, E = data.n_patterns, data.K, lay.n_entries
     q1, q2, q3 = np.empty((P, K)), np.empty((P, K)), np.empty((P, K))
     M2, M3 = np.full((E, K), 7.0), np.full((E, K), 7.0)  # overwritten, not added to
-    ll1 = nb.em_estep(*args, lay["mask"], q1)
-    M1 = nb.em_accumulate(q1, lay["p_e"], lay["p_start"], lay["pattern_w"], E)
-    ll2 = nb.em_estep_accumulate(*args, lay["mask"], q2, M2)
-    ll3 = em_estep_accumulate_np(*args, lay["mask"], q3, M3)
+    ll1 = nb.em_estep(*args, lay.mask, q1)
+    M1 = nb.em_accumulate(q1, lay.p_e, lay.p_start, lay.pattern_w, E)
+    ll2 = nb.em_estep_accumulate(*args, lay.mask, q2, M2)
+    ll3 = em_estep_accumulate_np(*args, lay.mask, q3, M3)
     assert ll2 == pytest.approx(ll1, rel=1e-12) and ll3 == pytest.approx(ll1, rel=1e-12)
     np.testing.assert_allclose(q2, q1, rtol=1e-12)
     np.testing.assert_allclose(q3, q1, rtol=1e-12)
@@ -57,12 +57,12 @@ def test_fused_estep_matches_separate_kernels(small_archehr):
     np.testing.assert_allclose(M3, M1, rtol=1e-12)
     # the NumPy twins agree with the kernels too
     q4 = np.empty((P, K))
-    assert em_estep_np(*args, lay["mask"], q4) == pytest.approx(ll1, rel=1e-12)
+    assert em_estep_np(*args, lay.mask, q4) == pytest.approx(ll1, rel=1e-12)
     np.testing.assert_allclose(
-        em_accumulate_np(q4, lay["p_e"], lay["p_start"], lay["pattern_w"], E), M1, rtol=1e-12
+        em_accumulate_np(q4, lay.p_e, lay.p_start, lay.pattern_w, E), M1, rtol=1e-12
     )
     # expected counts over all patterns = pattern weight x number of ratings
-    np.testing.assert_allclose(M1.sum(), float(np.dot(lay["pattern_w"], np.diff(lay["p_start"]))))
+    np.testing.assert_allclose(M1.sum(), float(np.dot(lay.pattern_w, np.diff(lay.p_start))))
 
 
 def test_class_counts_one_and_several_dimensions(small_archehr, one_dim):
@@ -79,7 +79,7 @@ def test_continued_run_equals_one_long_run(model, small_archehr):
     """A run stopped after 4 iterations and continued from its state gives exactly the
     estimates of an uninterrupted run (what the short-runs restarts rely on)."""
     data = model.prepare(small_archehr.ratings)
-    em = _mace_em if isinstance(model, MACE) else _ds_em
+    em = mace_em_run if isinstance(model, MACE) else ds_em_run
     kw = {"variational": isinstance(model, MACE), "tol": 0.0, "random_init": False}
     rng = np.random.default_rng(1)
     full = em(model, data, rng=rng, max_iter=12, **kw)

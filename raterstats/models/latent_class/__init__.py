@@ -2,27 +2,42 @@
 likelihood (MACE, Dawid-Skene and the models built on :class:`LatentClassModel`).
 
 Code outside this package imports from here, never from its modules, so the modules can
-be rearranged without touching their users.
+be rearranged without touching their users. The modules, by job: ``data`` (the layout of
+the ratings), ``reference`` (the NumPy likelihood every compiled kernel is tested
+against), ``graph`` (PyTensor pieces of the PyMC models), ``base`` (the shared model
+class), ``summaries`` (its post-fit answers), ``em`` (the EM driver), ``mace*`` and
+``dawid_skene*`` (each model, its compiled density and its EM), ``layout`` (named
+positions of the compiled densities' data), ``kernels_density`` / ``kernels_em`` (numba)
+and ``callbacks`` (numba entry points and nutpie's C callbacks).
 """
 
 from raterstats.models.latent_class.base import (
-    NEG,
+    LatentClassModel,
+    replicate_ratings,
+    sample_true_class,
+)
+from raterstats.models.latent_class.data import (
     UNIT_SEP,
     LatentClassData,
-    LatentClassModel,
-    class_counts,
     data_from_groups,
+    majority_vote,
+    prepare_latent_class,
+)
+from raterstats.models.latent_class.dawid_skene import POOLINGS, DawidSkene
+from raterstats.models.latent_class.graph import NEG
+from raterstats.models.latent_class.mace import MACE
+from raterstats.models.latent_class.reference import (
+    TableLayout,
+    class_counts,
+    ds_rating_table,
     entropy_np,
     log_joint_np,
     logsumexp_np,
-    majority_vote,
-    prepare_latent_class,
-    replicate_ratings,
-    sample_true_class,
+    mace_rating_table,
+    pattern_log_joint_np,
     segment_sum_np,
+    table_layout,
 )
-from raterstats.models.latent_class.dawid_skene import POOLINGS, DawidSkene
-from raterstats.models.latent_class.mace import MACE
 
 __all__ = [
     "MACE",
@@ -32,14 +47,19 @@ __all__ = [
     "DawidSkene",
     "LatentClassData",
     "LatentClassModel",
+    "TableLayout",
     "class_counts",
     "data_from_groups",
+    "ds_rating_table",
     "entropy_np",
     "log_joint_np",
     "logsumexp_np",
+    "mace_rating_table",
     "majority_vote",
+    "pattern_log_joint_np",
     "prepare_latent_class",
     "replicate_ratings",
     "sample_true_class",
     "segment_sum_np",
+    "table_layout",
 ]

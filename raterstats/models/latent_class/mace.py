@@ -24,35 +24,37 @@ See ``models/mace/card.md`` for priors, identifiability and references.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import xarray as xr
-from scipy.special import digamma, expit, logit
+from scipy.special import expit, logit
 
-from raterstats.inference import Density, assemble_datatree
+from raterstats.inference import Density
 from raterstats.lazy import LazyModule
-from raterstats.models.base import Prior
-from raterstats.models.latent_class.base import (
-    LatentClassData,
-    LatentClassModel,
-    class_counts,
-    em_kernels,
-    majority_vote,
-    majority_vote_stats,
-    pack_rows,
+from raterstats.models.base import Method
+from raterstats.models.latent_class.base import LatentClassModel
+from raterstats.models.latent_class.data import LatentClassData, majority_vote_stats
+from raterstats.models.latent_class.em import em_datatree, short_run_restarts
+from raterstats.models.latent_class.graph import (
     padded_dirichlet,
     padded_dirichlet_init,
     padded_log_simplex_pt,
     pattern_loglik_pt,
-    record_restarts,
     segment_sum_pt,
-    short_run_restarts,
-    table_layout,
-    unpack_rows,
 )
+from raterstats.models.latent_class.mace_density import mace_density
+from raterstats.models.latent_class.mace_em import mace_em_run
+from raterstats.models.latent_class.mace_params import (
+    arcsine_beta_logp_pt,
+    basis_coords,
+    decomposition,
+    unit_to_arcsine,
+    var_dims,
+)
+from raterstats.models.latent_class.reference import TableLayout, mace_rating_table, table_layout
+from raterstats.models.priors import Prior
 from raterstats.models.zerosum import zero_sum_basis
 
 if TYPE_CHECKING:
@@ -116,7 +118,7 @@ class MACE(LatentClassModel):
         "(2018). Comparing Bayesian models of annotation. TACL 6, 571-585. "
         "https://doi.org/10.1162/tacl_a_00040",
     )
-    rank_fit_method: ClassVar[str | None] = "em"
+    rank_fit_method: ClassVar[Method | None] = "em"
     default_priors: ClassVar[dict[str, Prior]] = {
         "competence": Prior("Beta", alpha=0.5, beta=0.5),
         "spam": Prior("Dirichlet", a=10.0),
@@ -191,7 +193,7 @@ class MACE(LatentClassModel):
             "dimension": list(data.dimensions),
             "design": list(data.designs),
             "category": list(range(K)),
-        } | _basis_coords(data)
+        } | basis_coords(data)
         hier = self.is_hierarchical(data)
         with pm.Model(coords=coords) as model:
             if hier:
@@ -226,8 +228,8 @@ class MACE(LatentClassModel):
                 pm.Deterministic(
                     "competence", pm.math.sigmoid(eta), dims=("rater", "dimension", "design")
                 )
-                for name, value in _decomposition(beta, D, G).items():
-                    pm.Deterministic(name, value, dims=_var_dims(data)[name])
+                for name, value in decomposition(beta, D, G).items():
+                    pm.Deterministic(name, value, dims=var_dims(data)[name])
                 log_t = -pt.softplus(-eta)
                 log_1mt = -pt.softplus(eta)
             else:
@@ -305,203 +307,18 @@ class MACE(LatentClassModel):
         majority vote."""
         if not self.has_density(data):
             return None
-        from raterstats.models.latent_class.callbacks import callback_buffer, mace_logp_cb
-        from raterstats.models.latent_class.kernels import (
-            dirichlet_const,
-            mace_entry,
-            pack,
-        )
+        return mace_density(self, data, start)
 
-        pri = self._priors
-        R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
-        C = R * D * G
-        hier = self.is_hierarchical(data)
-        has_v = hier and D * G > 1
-        centred = hier and self.is_centred(data)
-        lay = table_layout(data, data.p_cell)
-        n_cat = data.n_categories.astype(np.int64)
-        rows = np.tile(n_cat, R)
-        mp = pri["competence_mean"]
-        mean_mu = np.broadcast_to(mp.param("mu", 0.0), (D, G)).reshape(-1).astype(float)
-        mean_sd = np.broadcast_to(mp.param("sigma", 1.0), (D, G)).reshape(-1).astype(float)
-        spam_conc = np.full((R * D, K), float(pri["spam"].param("a", 10.0)))
-        prev_conc = np.full((D, K), float(pri["prevalence"].param("a", 1.0)))
-        n_rb, n_cb = R - 1, D * G - 1  # free coordinates of the zero-sum effects
-        basis_r, basis_c = zero_sum_basis(R), zero_sum_basis(D * G)
-        n_head = (D * G + 1 + n_rb + ((1 + n_rb * n_cb) if has_v else 0)) if hier else C
-        n_spam = int(np.sum(rows - 1))
-        n_prev = int(np.sum(n_cat - 1))
-        ndim = n_head + n_spam + n_prev
-        ints = pack(
-            [
-                np.array([int(hier), int(has_v), R, D, G, K, int(centred)]),
-                n_cat,
-                lay["e_row"],
-                lay["e_code"],
-                lay["p_e"],
-                lay["p_start"],
-                lay["pattern_dim"],
-                lay["mask"].astype(np.int64),
-            ],
-            np.int64,
-        )
-        a_c, b_c = self.competence_beta()
-        const = dirichlet_const(rows, spam_conc) + dirichlet_const(n_cat, prev_conc)
-        if not hier:
-            const -= C * (math.lgamma(a_c) + math.lgamma(b_c) - math.lgamma(a_c + b_c))
-        floats = pack(
-            [
-                np.array(
-                    [
-                        a_c,
-                        b_c,
-                        float(pri["rater_sd"].param("sigma", 1.0)),
-                        float(pri["cell_sd"].param("sigma", 1.0)),
-                        const,
-                    ]
-                ),
-                mean_mu,
-                mean_sd,
-                lay["pattern_w"],
-                spam_conc,
-                prev_conc,
-                basis_r,
-                basis_c,
-            ],
-            np.float64,
-        )
-
-        def logp_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
-            g = np.empty(ndim)
-            lp = mace_entry(x, ints, floats, g)
-            return float(lp), g
-
-        def expand(x: np.ndarray) -> dict[str, np.ndarray]:
-            out: dict[str, np.ndarray] = {}
-            if hier:
-                beta = x[: D * G].reshape(D, G)
-                s_u = np.exp(x[D * G])
-                z_u = x[D * G + 1 : D * G + 1 + n_rb]
-                u = basis_r @ (z_u if centred else s_u * z_u)
-                eta = beta[None] + u[:, None, None]
-                out["competence_cell_mean"] = beta
-                out["rater_sd"] = np.asarray(s_u)
-                out["rater_effect_basis" if centred else "rater_z"] = z_u
-                out["rater_effect"] = u
-                if has_v:
-                    s_v = np.exp(x[D * G + 1 + n_rb])
-                    z_v = x[D * G + 2 + n_rb : n_head].reshape(n_rb, n_cb)
-                    v = (basis_r @ (z_v if centred else s_v * z_v) @ basis_c.T).reshape(R, D, G)
-                    eta = eta + v
-                    out["cell_sd"] = np.asarray(s_v)
-                    out["cell_effect_basis" if centred else "cell_z"] = z_v
-                    out["cell_effect"] = v
-                out.update(_decomposition(beta))
-                out["competence"] = expit(eta)
-            else:
-                out["competence"] = arcsine_to_unit(x[:C]).reshape(R, D, G)
-            out["spam"] = unpack_rows(x[n_head : n_head + n_spam], rows, K).reshape(R, D, K)
-            out["prevalence"] = unpack_rows(x[n_head + n_spam :], n_cat, K)
-            return out
-
-        st = majority_vote_stats(data)
-        comp0 = np.clip(st["agreement"], 0.3, 0.95).reshape(R, D, G)
-
-        def start_point() -> np.ndarray:
-            assert start is not None
-            if hier:
-                beta = np.asarray(start["competence_cell_mean"], float).reshape(D, G)
-                u = np.asarray(start["rater_effect"], float)
-                u = u - u.mean()
-                s_u = max(float(np.std(u)), 0.05)
-                z_u = basis_r.T @ u
-                head = [beta.reshape(-1), [np.log(s_u)], z_u if centred else z_u / s_u]
-                if has_v:
-                    v = np.asarray(start["cell_effect"], float).reshape(R, D * G)
-                    v = v - v.mean(axis=0, keepdims=True)
-                    v = v - v.mean(axis=1, keepdims=True)
-                    s_v = max(float(np.std(v)), 0.05)
-                    z_v = (basis_r.T @ v @ basis_c).reshape(-1)
-                    head += [[np.log(s_v)], z_v if centred else z_v / s_v]
-                h = np.concatenate(head)
-            else:
-                comp = np.clip(np.asarray(start["competence"], float), 1e-4, 1 - 1e-4)
-                h = unit_to_arcsine(comp).reshape(-1)
-            spam = np.clip(np.asarray(start["spam"], float).reshape(R * D, K), 1e-6, None)
-            prev = np.clip(np.asarray(start["prevalence"], float), 1e-6, None)
-            return np.concatenate([h, pack_rows(spam, rows), pack_rows(prev, n_cat)])
-
-        x_start = start_point() if start is not None else None
-
-        def initial_point(rng: np.random.Generator) -> np.ndarray:
-            if x_start is not None:
-                return x_start + rng.normal(0.0, 0.1, x_start.size)
-            if hier:
-                head = [logit(comp0.mean(axis=0)).reshape(-1), [np.log(0.5)], np.zeros(n_rb)]
-                if has_v:
-                    head += [[np.log(0.3)], np.zeros(n_rb * n_cb)]
-                h = np.concatenate(head)
-            else:
-                h = unit_to_arcsine(comp0).reshape(-1)
-            x0 = np.concatenate(
-                [
-                    h,
-                    pack_rows(st["label_freq"].reshape(R * D, K), rows),
-                    pack_rows(st["prevalence"], n_cat),
-                ]
-            )
-            return x0 + rng.normal(0.0, 0.1, x0.size)
-
-        dims = _var_dims(data) | _BASIS_DIMS
-        probe = expand(initial_point(np.random.default_rng(0)))
-        return Density(
-            ndim=ndim,
-            logp_grad=logp_grad,
-            expand=expand,
-            c_logp=mace_logp_cb,
-            c_data=callback_buffer(ints, floats),
-            var_shapes={k: tuple(np.shape(v)) for k, v in probe.items()},
-            var_dims={k: dims[k] for k in probe},
-            coords=data.coords() | _basis_coords(data),
-            initial_point=initial_point,
-            # hierarchical competence: with zero-sum effects a diagonal mass matrix needs
-            # 15 leapfrog steps per draw on the ArchEHR-like study (33 with free effects),
-            # low-rank 14 (8 instead of 15 on the clinical-QA study), and low-rank gave the
-            # higher bulk ESS per CPU second on every study measured (see the model card)
-            sampler_defaults={"adaptation": "low_rank"} if hier else None,
-        )
-
-    # ------------------------------------------------------------------ NumPy kernels
-
-    def rating_log_prob(self, params: dict[str, np.ndarray], data: LatentClassData) -> np.ndarray:
-        comp, spam = params["competence"], params["spam"]
-        S = comp.shape[0]
-        R, D, K = len(data.raters), len(data.dimensions), data.K
-        th = comp.reshape(S, -1)[:, data.p_cell]
-        xi = spam.reshape(S, R * D, K)[:, data.p_rater * D + data.p_dim, data.p_code]
-        with np.errstate(divide="ignore"):
-            base = np.log1p(-th) + np.log(xi)
-            match = np.log(th + (1.0 - th) * xi)
-        out = np.repeat(base[..., None], K, axis=-1)
-        out[:, np.arange(data.p_code.size), data.p_code] = match
-        return out
+    # ------------------------------------------------------------------ NumPy reference
 
     def draw_tables(
-        self, params: dict[str, np.ndarray], data: LatentClassData, lay: dict[str, np.ndarray]
+        self, params: dict[str, np.ndarray], data: LatentClassData, lay: TableLayout
     ) -> tuple[np.ndarray, np.ndarray]:
-        comp, spam = params["competence"], params["spam"]
-        S = comp.shape[0]
-        R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
-        e_cell, e_code = lay["e_row"], lay["e_code"]
-        e_rd = (e_cell // (D * G)) * D + (e_cell // G) % D
-        th = comp.reshape(S, -1)[:, e_cell]
-        xi = spam.reshape(S, R * D, K)[:, e_rd, e_code]
+        """MACE's table (:func:`~raterstats.models.latent_class.reference.
+        mace_rating_table`) and the log prevalence, for S draws."""
+        T = mace_rating_table(params["competence"], params["spam"], lay)
         with np.errstate(divide="ignore"):
-            base = np.log1p(-th) + np.log(xi)
-            match = np.log(th + (1.0 - th) * xi)
             log_prior = np.log(params["prevalence"])
-        T = np.repeat(base[..., None], K, axis=-1)
-        T[:, np.arange(e_cell.size), e_code] = match
         return T, log_prior
 
     def simulate_ratings(
@@ -522,6 +339,21 @@ class MACE(LatentClassModel):
         u = rng.random((*th.shape, 1))
         spam_draw = np.minimum(np.sum(u > cum, axis=-1), K - 1)
         return np.where(competent, t, spam_draw).astype(np.int16)
+
+    def rater_quantities(self, posterior: xr.Dataset) -> dict[str, xr.DataArray]:
+        """``competence`` and ``spam``; hierarchical fits add ``typical_competence`` (the
+        competence of the cell mean, ``logistic(beta_dg)``) and, with several designs,
+        ``design_contrast`` (each design's logit cell mean minus the first design's)."""
+        quantities = {"competence": posterior["competence"], "spam": posterior["spam"]}
+        if "competence_cell_mean" in posterior:
+            quantities["typical_competence"] = xr.apply_ufunc(
+                expit, posterior["competence_cell_mean"]
+            )
+        if "design_effect" in posterior and "competence_cell_mean" in posterior:
+            beta = posterior["competence_cell_mean"]
+            first = beta.isel(design=0, drop=True)
+            quantities["design_contrast"] = beta - first
+        return quantities
 
     # ------------------------------------------------------------------ EM
 
@@ -563,391 +395,14 @@ class MACE(LatentClassModel):
         rng = np.random.default_rng(random_seed)
         lay = table_layout(data, data.p_cell)
         res, runs, best = short_run_restarts(
-            lambda **kw: _mace_em(
+            lambda **kw: mace_em_run(
                 self, data, lay=lay, rng=rng, tol=tol, variational=variational, **kw
             ),
             restarts=restarts,
             short_iter=short_iter,
             max_iter=max_iter,
         )
-        values = {k: v[None, None] for k, v in res["values"].items()}
-        dt = assemble_datatree(
-            values,
-            _var_dims(data),
-            data.coords(),
-            sample_stats={
-                "lp": np.array([[res["loglik"]]]),
-                "converged": np.array([[res["converged"]]]),
-                "n_iterations": np.array([[res["n_iter"]]]),
-            },
-        )
-        record_restarts(dt, runs, best)
-        return dt
-
-
-def arcsine_to_unit(u: np.ndarray) -> np.ndarray:
-    """Competence from the arcsine scale: ``sin^2(pi/2 logistic(u))``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> arcsine_to_unit(np.array([0.0])).round(6)
-    array([0.5])
-    """
-    return np.asarray(np.sin(0.5 * np.pi * expit(u)) ** 2)
-
-
-def unit_to_arcsine(theta: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`arcsine_to_unit`: ``logit(2/pi arcsin(sqrt(theta)))``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> theta = np.array([0.01, 0.5, 0.99])
-    >>> np.allclose(arcsine_to_unit(unit_to_arcsine(theta)), theta)
-    True
-    """
-    return np.asarray(logit(np.arcsin(np.sqrt(theta)) / (0.5 * np.pi)))
-
-
-def arcsine_beta_logp_pt(u: Any, a: float, b: float) -> tuple[Any, Any, Any]:
-    """Beta(a, b) log density of flat MACE's competence on the arcsine scale, with
-    ``log theta`` and ``log(1 - theta)`` (PyTensor; elementwise in ``u``).
-
-    ``theta = sin^2(phi)``, ``phi = pi/2 logistic(u)``. Under Beta(1/2, 1/2), the arcsine
-    law, ``phi`` is uniform, so ``u`` is standard logistic a priori; on the logit scale the
-    same prior has exponential tails half as steep, and a rater whose ratings say little
-    about competence (a near spammer, or one with few ratings) leaves NUTS in those tails.
-    On the product data of Zheng et al. (2017) the arcsine scale doubled the smallest bulk
-    ESS (see the MACE card). The compiled density uses the same coordinates and formulas
-    (:func:`raterstats.models.latent_class.kernels.arcsine_log_sin`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> lp, log_t, log_1mt = arcsine_beta_logp_pt(np.array([0.0]), 0.5, 0.5)
-    >>> np.round([lp.eval()[0], np.exp(log_t.eval()[0])], 4)  # log(1/4), theta = 1/2
-    array([-1.3863,  0.5   ])
-    """
-    u = pt.as_tensor_variable(u)
-
-    def log_sin(v: Any) -> Any:
-        # log sin(pi/2 logistic(v)), = log(pi/2) + v where sin z = z (z < 1e-13)
-        inner = pt.log(pt.sin(0.5 * np.pi * pt.sigmoid(pt.maximum(v, -30.0))))
-        return pt.switch(v < -30.0, math.log(0.5 * np.pi) + v, inner)
-
-    ls, lc = log_sin(u), log_sin(-u)
-    norm = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-    lp = (
-        (2 * a - 1) * ls
-        + (2 * b - 1) * lc
-        + math.log(math.pi)
-        - pt.softplus(-u)
-        - pt.softplus(u)
-        - norm
-    )
-    return lp, 2 * ls, 2 * lc
-
-
-def _decomposition(beta: Any, D: int | None = None, G: int | None = None) -> dict[str, Any]:
-    """Sum-to-zero decomposition of the logit cell means ``beta (D, G)``:
-    ``mu + alpha_d + gamma_g + (alpha gamma)_dg`` (NumPy arrays or PyTensor tensors)."""
-    if D is None or G is None:
-        D, G = beta.shape
-    mu = beta.mean()
-    alpha = beta.mean(axis=1) - mu
-    gamma = beta.mean(axis=0) - mu
-    out = {"competence_mu": mu}
-    if D > 1:
-        out["dimension_effect"] = alpha
-    if G > 1:
-        out["design_effect"] = gamma
-    if D > 1 and G > 1:
-        out["dimension_design_effect"] = beta - mu - alpha[:, None] - gamma[None, :]
-    return out
-
-
-def _var_dims(data: LatentClassData) -> dict[str, tuple[str, ...]]:
-    return {
-        "competence": ("rater", "dimension", "design"),
-        "spam": ("rater", "dimension", "category"),
-        "prevalence": ("dimension", "category"),
-        "competence_cell_mean": ("dimension", "design"),
-        "rater_effect": ("rater",),
-        "cell_effect": ("rater", "dimension", "design"),
-        "competence_mu": (),
-        "dimension_effect": ("dimension",),
-        "design_effect": ("design",),
-        "dimension_design_effect": ("dimension", "design"),
-    }
-
-
-#: dims of the hierarchical model's scales and zero-sum basis coordinates
-_BASIS_DIMS: dict[str, tuple[str, ...]] = {
-    "rater_sd": (),
-    "cell_sd": (),
-    "rater_z": ("rater_basis",),
-    "rater_effect_basis": ("rater_basis",),
-    "cell_z": ("rater_basis", "cell_basis"),
-    "cell_effect_basis": ("rater_basis", "cell_basis"),
-}
-
-
-def _basis_coords(data: LatentClassData) -> dict[str, list[int]]:
-    """Coordinates of the zero-sum bases: ``R - 1`` over raters, ``D * G - 1`` over the
-    dimension x design cells."""
-    n_cells = len(data.dimensions) * len(data.designs)
-    return {
-        "rater_basis": list(range(len(data.raters) - 1)),
-        "cell_basis": list(range(n_cells - 1)),
-    }
-
-
-def _mace_em(
-    model: MACE,
-    data: LatentClassData,
-    *,
-    rng: np.random.Generator,
-    random_init: bool,
-    max_iter: int,
-    tol: float,
-    variational: bool,
-    lay: dict[str, np.ndarray] | None = None,
-    state: dict[str, Any] | None = None,
-    finish: bool = True,
-) -> dict[str, Any]:
-    """One EM run: from the majority vote, random parameters (``random_init``) or the
-    ``state`` of an earlier run (continued, its iterations counted); ``finish=False``
-    skips the point estimates and plug-in likelihood (a short run of the restarts)."""
-    pri = model.priors
-    R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
-    C = R * D * G
-    hier = model.is_hierarchical(data)
-    a_c, b_c = model.competence_beta()
-    a_spam = np.broadcast_to(pri["spam"].param("a", 10.0), (K,))
-    a_prev = np.broadcast_to(pri["prevalence"].param("a", 1.0), (K,))
-    if lay is None:
-        lay = table_layout(data, data.p_cell)
-    em_estep, em_accumulate, em_estep_acc = em_kernels(lay)
-    e_cell, e_code = lay["e_row"], lay["e_code"]
-    E = e_cell.size
-    e_rd = (e_cell // (D * G)) * D + (e_cell // G) % D
-    e_dim = (e_cell // G) % D
-    e_valid = data.valid[e_dim]  # (E, K)
-    P = data.n_patterns
-    mask = lay["mask"]
-    valid_rd = np.broadcast_to(data.valid, (R, D, K)).reshape(R * D, K)
-    cell_dg = np.arange(C) % (D * G)
-    cell_r = np.arange(C) // (D * G)
-    m0, s0 = pri["competence_mean"].param("mu", 1.0), pri["competence_mean"].param("sigma", 1.5)
-    sig_u = pri["rater_sd"].mean()
-    sig_v = pri["cell_sd"].mean()
-    n_e = np.bincount(lay["p_e"], lay["pattern_w"][data.p_pattern], minlength=E)
-    n_cnt = np.bincount(e_cell, n_e, minlength=C)
-    q = np.empty((P, K))
-
-    def table(e_log_t: np.ndarray, e_log_1mt: np.ndarray, e_log_xi: np.ndarray) -> tuple:
-        mlog = e_log_1mt[e_cell] + e_log_xi[e_rd, e_code]
-        match = np.logaddexp(e_log_t[e_cell], mlog)
-        T = np.where(e_valid, mlog[:, None], 0.0)
-        T[np.arange(E), e_code] = match
-        return T, np.exp(e_log_t[e_cell] - match)
-
-    hier_x = np.zeros(D * G + R + (C if D * G > 1 else 0))
-    hier_x[: D * G] = m0
-    prev_ll = -np.inf
-    it0 = 0
-    M: np.ndarray | None = None  # expected counts of q (from the E-step)
-    M_buf = np.zeros((E, K))
-    if state is not None:
-        q[:] = state["q"]
-        hier_x = state["hier_x"].copy()
-        prev_ll, it0 = state["objective"], state["n_iter"]
-        # the M-step's competence responsibilities use the parameters that gave q
-        e_log_t, e_log_1mt, e_log_xi = state["e_log"]
-        M = state["M"]
-        e_log_prev = np.zeros((D, K))
-        have_q = True
-    elif random_init:
-        theta = rng.uniform(0.3, 0.95, C)
-        xi = rng.dirichlet(np.ones(K), R * D) * valid_rd + 1e-12
-        xi /= xi.sum(axis=1, keepdims=True)
-        prev = rng.dirichlet(np.ones(K), D) * data.valid + 1e-12
-        prev /= prev.sum(axis=1, keepdims=True)
-        e_log_t, e_log_1mt = np.log(theta), np.log1p(-theta)
-        with np.errstate(divide="ignore"):
-            e_log_xi = np.where(valid_rd, np.log(xi), -np.inf)
-            e_log_prev = np.where(data.valid, np.log(prev), -np.inf)
-        have_q = False
-    else:
-        first = np.zeros(P, dtype=np.int64)
-        first[data.unit_pattern[::-1]] = np.arange(data.n_units)[::-1]
-        q[:] = majority_vote(data)[first]
-        e_log_t = np.full(C, np.log(0.7))
-        e_log_1mt = np.full(C, np.log(0.3))
-        e_log_xi = np.where(valid_rd, np.log(1.0 / K), -np.inf)
-        e_log_prev = np.zeros((D, K))
-        have_q = True
-    eta = np.zeros(C)
-    converged = False
-    n_iter = it0
-    ll = prev_ll
-    s_cnt = np.zeros(C)
-    sc = np.zeros((R * D, K))
-    pc = np.zeros((D, K))
-    for it in range(it0, max_iter):
-        n_iter = it + 1
-        if have_q:
-            # ---- M-step from class posteriors q (P, K)
-            _, ratio = table(e_log_t, e_log_1mt, e_log_xi)
-            if M is None:  # q given (majority vote), not from an E-step
-                M = em_accumulate(q, lay["p_e"], lay["p_start"], lay["pattern_w"], E)
-            comp = ratio * M[np.arange(E), e_code]
-            s_cnt = np.bincount(e_cell, comp, minlength=C)
-            spam_cnt = np.bincount(e_rd * K + e_code, n_e - comp, minlength=R * D * K)
-            spam_cnt = spam_cnt.reshape(R * D, K)
-            prev_cnt = class_counts(data, q)
-            if hier:
-                hier_x, eta = _hier_mstep(
-                    hier_x, s_cnt, n_cnt, cell_dg, cell_r, D * G, R, m0, s0, sig_u, sig_v
-                )
-                e_log_t, e_log_1mt = -np.logaddexp(0, -eta), -np.logaddexp(0, eta)
-            elif variational:
-                tot = digamma(a_c + b_c + n_cnt)
-                e_log_t = digamma(a_c + s_cnt) - tot
-                e_log_1mt = digamma(b_c + n_cnt - s_cnt) - tot
-            else:
-                th = (a_c + s_cnt) / (a_c + b_c + n_cnt)
-                e_log_t, e_log_1mt = np.log(th), np.log1p(-th)
-            sc = np.where(valid_rd, spam_cnt + a_spam, 0.0)
-            pc = np.where(data.valid, prev_cnt + a_prev, 0.0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                if variational:
-                    e_log_xi = np.where(
-                        valid_rd,
-                        digamma(np.where(valid_rd, sc, 1.0))
-                        - digamma(sc.sum(axis=1, keepdims=True)),
-                        -np.inf,
-                    )
-                    e_log_prev = np.where(
-                        data.valid,
-                        digamma(np.where(data.valid, pc, 1.0))
-                        - digamma(pc.sum(axis=1, keepdims=True)),
-                        -np.inf,
-                    )
-                else:
-                    e_log_xi = np.where(
-                        valid_rd, np.log(sc / sc.sum(axis=1, keepdims=True)), -np.inf
-                    )
-                    e_log_prev = np.where(
-                        data.valid, np.log(pc / pc.sum(axis=1, keepdims=True)), -np.inf
-                    )
-        # ---- E-step
-        T, _ = table(e_log_t, e_log_1mt, e_log_xi)
-        M = M_buf
-        ll = em_estep_acc(
-            T, e_log_prev, lay["p_e"], lay["p_start"], lay["pattern_dim"], lay["pattern_w"], mask,
-            q, M,
-        )  # fmt: skip
-        have_q = True
-        if abs(ll - prev_ll) <= tol * max(1.0, abs(ll)):
-            converged = True
-            break
-        prev_ll = ll
-    run: dict[str, Any] = {"objective": float(ll), "converged": converged, "n_iter": n_iter}
-    if not finish:
-        run["state"] = {
-            "q": q, "hier_x": hier_x, "objective": float(ll), "n_iter": n_iter,
-            "e_log": (e_log_t, e_log_1mt, e_log_xi), "M": M,
-        }  # fmt: skip
-        return run
-    # ---- point estimates (posterior means) and plug-in marginal log-likelihood
-    theta = expit(eta) if hier else (a_c + s_cnt) / (a_c + b_c + n_cnt)
-    xi = sc / sc.sum(axis=1, keepdims=True)
-    prev = pc / pc.sum(axis=1, keepdims=True)
-    values: dict[str, np.ndarray] = {
-        "competence": theta.reshape(R, D, G),
-        "spam": xi.reshape(R, D, K),
-        "prevalence": prev,
-    }
-    if hier:
-        beta = hier_x[: D * G].reshape(D, G)
-        values["competence_cell_mean"] = beta
-        values["rater_effect"] = hier_x[D * G : D * G + R]
-        if D * G > 1:
-            values["cell_effect"] = hier_x[D * G + R :].reshape(R, D, G)
-        values.update(_decomposition(beta))
-    with np.errstate(divide="ignore"):
-        T, _ = table(np.log(theta), np.log1p(-theta), np.log(np.where(valid_rd, xi, 1.0)))
-        log_prev = np.where(data.valid, np.log(np.where(data.valid, prev, 1.0)), -np.inf)
-    ll_plugin = em_estep(
-        T, log_prev, lay["p_e"], lay["p_start"], lay["pattern_dim"], lay["pattern_w"], mask,
-        np.empty((P, K)),
-    )  # fmt: skip
-    return {**run, "values": values, "loglik": float(ll_plugin)}
-
-
-def _hier_mstep(
-    x0: np.ndarray,
-    s: np.ndarray,
-    n: np.ndarray,
-    cell_dg: np.ndarray,
-    cell_r: np.ndarray,
-    n_dg: int,
-    R: int,
-    m0: float,
-    s0: float,
-    sig_u: float,
-    sig_v: float,
-    sweeps: int = 5,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Increase sum_c s log sigmoid(eta) + (n - s) log sigmoid(-eta) + normal log-priors of
-    eta_c = beta_dg + u_r (+ v_c), with the zero-sum effects of the sampled model (``u``
-    sums to zero over raters, ``v`` over raters and over cells; their log-priors are
-    ``-|u|^2 / 2 sigma_u^2`` and ``-|v|^2 / 2 sigma_v^2``), by block-coordinate Newton sweeps
-    (beta, u, v) with a diagonal Hessian, each step projected onto the constraints by
-    Lagrange multipliers (a generalised M-step)."""
-    has_v = x0.size > n_dg + R
-    beta = x0[:n_dg].copy()
-    u = x0[n_dg : n_dg + R].copy()
-    v = x0[n_dg + R :].copy() if has_v else np.zeros(cell_dg.size)
-    for _ in range(sweeps):
-        for block in ("beta", "u", "v"):
-            eta = beta[cell_dg] + u[cell_r] + v
-            p = expit(eta)
-            g = s - n * p
-            h = n * p * (1 - p)
-            if block == "beta":
-                gb = np.bincount(cell_dg, g, minlength=n_dg) - (beta - m0) / s0**2
-                hb = np.bincount(cell_dg, h, minlength=n_dg) + 1 / s0**2
-                beta = beta + gb / hb
-            elif block == "u":
-                gu = np.bincount(cell_r, g, minlength=R) - u / sig_u**2
-                hu = np.bincount(cell_r, h, minlength=R) + 1 / sig_u**2
-                lam = np.sum(gu / hu) / np.sum(1 / hu)  # keeps sum(u) = 0
-                u = u + (gu - lam) / hu
-            elif has_v:
-                gv = (g - v / sig_v**2).reshape(R, n_dg)
-                hv = (h + 1 / sig_v**2).reshape(R, n_dg)
-                v = v + _two_way_zero_sum_step(gv, hv).reshape(-1)
-    x = np.concatenate([beta, u, v]) if has_v else np.concatenate([beta, u])
-    return x, beta[cell_dg] + u[cell_r] + v
-
-
-def _two_way_zero_sum_step(g: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """The Newton step ``d`` maximising ``sum(g d - h d^2 / 2)`` subject to zero row and
-    column sums: ``d = (g - a_r - b_c) / h`` with multipliers ``a``, ``b`` from the
-    (rank-deficient by one) linear system of the constraints."""
-    R, M = g.shape
-    w = 1.0 / h
-    A = np.zeros((R + M, R + M))
-    A[:R, :R] = np.diag(w.sum(axis=1))
-    A[:R, R:] = w
-    A[R:, :R] = w.T
-    A[R:, R:] = np.diag(w.sum(axis=0))
-    rhs = np.concatenate([(g * w).sum(axis=1), (g * w).sum(axis=0)])
-    ab = np.linalg.lstsq(A, rhs, rcond=None)[0]
-    return (g - ab[:R, None] - ab[None, R:]) * w
+        return em_datatree(res, runs, best, var_dims(data), data.coords())
 
 
 __all__ = ["MACE"]

@@ -1,18 +1,25 @@
 """Compiled log densities with hand-written gradients for the latent-class models.
 
 The PyTensor graphs of :mod:`raterstats.models.latent_class.mace` / ``dawid_skene`` are the
-reference implementation; compiling them with numba costs 20-30 s per fit (the graph's constants
-differ with every data set, so nothing is cached). Here the same densities, on the same
-unconstrained parameters (PyMC's log-odds, log and simplex transforms), are written as
-numba functions compiled once per installation (``cache=True``), so a fresh process starts
-sampling in about a second. Tests check log densities and gradients against the PyMC
-models at random points.
+models; compiling them with numba costs 20-30 s per fit (the graph's constants differ with
+every data set, so nothing is cached). Here the same densities, on the same unconstrained
+parameters (PyMC's log-odds, log and simplex transforms), are written as numba functions
+compiled once per installation (``cache=True``), so a fresh process starts sampling in
+about a second. Tests check the log densities and gradients against the PyMC models, and
+their likelihood part against the NumPy reference
+(:mod:`raterstats.models.latent_class.reference`), at random points.
 
 Structure: a model maps its parameters to a table ``T[e, t] = log P(rating | true class t)``
 for every (cell, rated category) pair ``e`` present in the data, plus a log class prior
 ``(D, K)``; :func:`pattern_loglik_grad` sums over rating patterns with log-sum-exp over
 the true class and returns the gradients with respect to the table and the prior; each
 model then applies the chain rule back to its unconstrained parameters.
+
+Why one file of about 700 lines: numba's on-disk cache of a function is keyed on its own
+source file alone, and a cached function carries the compiled code of the functions it
+calls. The two densities call the shared pieces (pattern likelihood, simplex transform,
+Dirichlet rows), so they live in one file with them: an edit to a shared piece then
+recompiles its callers too.
 """
 
 from __future__ import annotations
@@ -446,7 +453,8 @@ def mace_logp_grad(
 @njit(cache=True, nogil=True)
 def ds_logp_grad(
     x: np.ndarray,
-    kind: int,
+    dirichlet: bool,
+    partial: bool,
     n_rows_cells: int,
     D: int,
     G: int,
@@ -474,19 +482,19 @@ def ds_logp_grad(
 ) -> float:
     """Log density and gradient of Dawid-Skene at unconstrained ``x``.
 
-    ``kind``: 0 unpooled / pooled (Dirichlet confusion rows of each of ``n_rows_cells``
-    parameter cells; ``row_dim`` gives each cell's dimension), 1 partially pooled
-    (softmax over the off-diagonal logits ``omega``, diagonal logit 0), 2 one-coin
-    (``logit p`` per cell). Table rows ``e`` are (cell, rated category) pairs: ``e_row``
-    the cell, ``e_code`` the category.
+    ``dirichlet``: unpooled / pooled (Dirichlet confusion rows of each of ``n_rows_cells``
+    parameter cells; ``row_dim`` gives each cell's dimension); ``partial``: partially
+    pooled (softmax over the off-diagonal logits ``omega``, diagonal logit 0); neither:
+    one-coin (``logit p`` per cell). Table rows ``e`` are (cell, rated category) pairs:
+    ``e_row`` the cell, ``e_code`` the category.
 
-    Layout of ``x``: kind 0: per cell, per true class t < K_d, ``K_d - 1`` simplex values;
-    kind 1: ``zeta`` per dimension (``K_d (K_d - 1)`` off-diagonal values, row-major),
-    ``log sigma`` values (``sig_of[i]``: the one of ``zeta``'s entry ``i``), then per cell
-    ``K_d (K_d - 1)`` values ``w``: the logit ``omega ~ N(zeta, sigma)`` itself where
-    ``centred[i]`` is 1 (``i`` counts these values), else ``z ~ N(0, 1)`` with
-    ``omega = zeta + sigma z``; kind 2:
-    ``logit p`` per cell. Then prevalence rows.
+    Layout of ``x``: Dirichlet: per cell, per true class t < K_d, ``K_d - 1`` simplex
+    values; partial: ``zeta`` per dimension (``K_d (K_d - 1)`` off-diagonal values,
+    row-major), ``log sigma`` values (``sig_of[i]``: the one of ``zeta``'s entry ``i``),
+    then per cell ``K_d (K_d - 1)`` values ``w``: the logit ``omega ~ N(zeta, sigma)``
+    itself where ``centred[i]`` is 1 (``i`` counts these values), else ``z ~ N(0, 1)``
+    with ``omega = zeta + sigma z``; one-coin: ``logit p`` per cell. Then prevalence
+    rows.
     """
     NC = n_rows_cells
     for i in range(grad.size):
@@ -498,7 +506,7 @@ def ds_logp_grad(
     pos = 0
     zpos = 0
     zeta_off = np.zeros(D, dtype=np.int64)
-    if kind == 0:
+    if dirichlet:
         for c in range(NC):
             k = n_cat[row_dim[c]]
             for t in range(k):
@@ -507,7 +515,7 @@ def ds_logp_grad(
                     LB[c, t, a] = math.log(B[c, t, a])
                     lp += conf_conc[c, t, a] * LB[c, t, a]
                 pos += k - 1
-    elif kind == 1:
+    elif partial:
         for d in range(D):
             zeta_off[d] = pos
             k = n_cat[d]
@@ -602,7 +610,7 @@ def ds_logp_grad(
             GB[c, t, a] += GT[e, t]
     g = np.empty(K)
     out = np.empty(K)
-    if kind == 0:
+    if dirichlet:
         pos = 0
         for c in range(NC):
             k = n_cat[row_dim[c]]
@@ -614,7 +622,7 @@ def ds_logp_grad(
                 for j in range(k - 1):
                     grad[pos + j] += out[j]
                 pos += k - 1
-    elif kind == 1:
+    elif partial:
         pos = zpos
         n_off = zeta_off[D - 1] + n_cat[D - 1] * (n_cat[D - 1] - 1)
         for d in range(D):
@@ -673,234 +681,14 @@ def ds_logp_grad(
     return lp
 
 
-# ---------------------------------------------------------------------- packed entry points
-# Calling a numba function costs about a microsecond per argument; the samplers call the
-# density ~10^5 times per fit, so the data travel packed in one integer and one float array.
-
-
-def pack(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
-    """``[n, len_0, ..., len_{n-1}, *ravel(a_0), ...]`` as one array of ``dtype``."""
-    flat: list[np.ndarray] = [np.ascontiguousarray(a, dtype=dtype).ravel() for a in arrays]
-    head: np.ndarray = np.array([len(flat), *[f.size for f in flat]], dtype=dtype)
-    return np.concatenate([head, *flat]).astype(dtype)
-
-
-@njit(cache=True, nogil=True)
-def _seg(arr: np.ndarray, i: int) -> np.ndarray:
-    n = int(arr[0])
-    start = 1 + n
-    for j in range(i):
-        start += int(arr[1 + j])
-    return arr[start : start + int(arr[1 + i])]
-
-
-@njit(cache=True, nogil=True)
-def mace_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.ndarray) -> float:
-    """:func:`mace_logp_grad` with packed data (see :func:`mace_pack`)."""
-    h = _seg(ints, 0)
-    hier, has_v, R, D, G, K, centred = h[0] == 1, h[1] == 1, h[2], h[3], h[4], h[5], h[6] == 1
-    n_cat = _seg(ints, 1)
-    e_cell = _seg(ints, 2)
-    e_code = _seg(ints, 3)
-    p_e = _seg(ints, 4)
-    p_start = _seg(ints, 5)
-    pattern_dim = _seg(ints, 6)
-    mask = _seg(ints, 7).reshape((pattern_dim.size, K))
-    sc = _seg(floats, 0)
-    mean_mu = _seg(floats, 1)
-    mean_sd = _seg(floats, 2)
-    pattern_w = _seg(floats, 3)
-    spam_conc = _seg(floats, 4).reshape((R * D, K))
-    prev_conc = _seg(floats, 5).reshape((D, K))
-    basis_r = _seg(floats, 6).reshape((R, max(R - 1, 0)))
-    basis_c = _seg(floats, 7).reshape((D * G, max(D * G - 1, 0)))
-    return mace_logp_grad(
-        x, hier, has_v, centred, R, D, G, K, n_cat, e_cell, e_code, p_e, p_start, pattern_dim,
-        pattern_w, mask, sc[0], sc[1], mean_mu, mean_sd, sc[2], sc[3], spam_conc, prev_conc,
-        basis_r, basis_c, sc[4], grad,
-    )  # fmt: skip
-
-
-@njit(cache=True, nogil=True)
-def ds_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.ndarray) -> float:
-    """:func:`ds_logp_grad` with packed data."""
-    h = _seg(ints, 0)
-    kind, NC, D, G, K = h[0], h[1], h[2], h[3], h[4]
-    n_cat = _seg(ints, 1)
-    row_dim = _seg(ints, 2)
-    e_row = _seg(ints, 3)
-    e_code = _seg(ints, 4)
-    p_e = _seg(ints, 5)
-    p_start = _seg(ints, 6)
-    pattern_dim = _seg(ints, 7)
-    mask = _seg(ints, 8).reshape((pattern_dim.size, K))
-    sc = _seg(floats, 0)
-    pattern_w = _seg(floats, 1)
-    conf_conc = _seg(floats, 2).reshape((NC, K, K))
-    zeta_mu = _seg(floats, 3).reshape((K, K))
-    prev_conc = _seg(floats, 4).reshape((D, K))
-    centred = _seg(ints, 9)
-    sig_of = _seg(ints, 10)
-    return ds_logp_grad(
-        x, kind, NC, D, G, K, n_cat, row_dim, e_row, e_code, p_e, p_start, pattern_dim,
-        pattern_w, mask, conf_conc, zeta_mu, sc[0], sc[1], sc[2], sc[3], prev_conc, sc[4],
-        centred, sig_of, grad,
-    )  # fmt: skip
-
-
-# ---------------------------------------------------------------------- EM kernels
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pattern_posterior(
-    p: int,
-    T: np.ndarray,
-    log_prior: np.ndarray,
-    p_e: np.ndarray,
-    p_start: np.ndarray,
-    pattern_dim: np.ndarray,
-    mask: np.ndarray,
-    q: np.ndarray,
-) -> float:
-    """Class posterior ``q[p]`` of pattern ``p`` (normalised in place) and its log
-    marginal likelihood (``-inf`` when no allowed class has positive probability)."""
-    K = T.shape[1]
-    d = pattern_dim[p]
-    for t in range(K):
-        q[p, t] = log_prior[d, t]
-    for r in range(p_start[p], p_start[p + 1]):
-        e = p_e[r]
-        for t in range(K):
-            q[p, t] += T[e, t]
-    m = -np.inf
-    for t in range(K):
-        if mask[p, t] and q[p, t] > m:
-            m = q[p, t]
-    acc = 0.0
-    for t in range(K):
-        if mask[p, t] and m > -np.inf:
-            q[p, t] = math.exp(q[p, t] - m)
-            acc += q[p, t]
-        else:
-            q[p, t] = 0.0
-    if acc <= 0.0:
-        return -np.inf
-    for t in range(K):
-        q[p, t] /= acc
-    return m + math.log(acc)
-
-
-@njit(cache=True, nogil=True)
-def em_estep(
-    T: np.ndarray,
-    log_prior: np.ndarray,
-    p_e: np.ndarray,
-    p_start: np.ndarray,
-    pattern_dim: np.ndarray,
-    pattern_w: np.ndarray,
-    mask: np.ndarray,
-    q: np.ndarray,
-) -> float:
-    """Class posteriors ``q (P, K)`` of every pattern and the weighted log marginal
-    likelihood, from the table ``T[e, t]`` and the log class prior (``-inf`` allowed)."""
-    total = 0.0
-    for p in range(pattern_dim.size):
-        lp = _pattern_posterior(p, T, log_prior, p_e, p_start, pattern_dim, mask, q)
-        total += pattern_w[p] * lp if lp > -np.inf else -np.inf
-    return total
-
-
-@njit(cache=True, nogil=True)
-def em_accumulate(
-    q: np.ndarray,
-    p_e: np.ndarray,
-    p_start: np.ndarray,
-    pattern_w: np.ndarray,
-    n_e: int,
-) -> np.ndarray:
-    """``M[e, t] = sum over pattern ratings r with table row e of w_p q[p, t]``."""
-    K = q.shape[1]
-    M = np.zeros((n_e, K))
-    for p in range(pattern_w.size):
-        w = pattern_w[p]
-        for r in range(p_start[p], p_start[p + 1]):
-            e = p_e[r]
-            for t in range(K):
-                M[e, t] += w * q[p, t]
-    return M
-
-
-@njit(cache=True, nogil=True)
-def em_estep_accumulate(
-    T: np.ndarray,
-    log_prior: np.ndarray,
-    p_e: np.ndarray,
-    p_start: np.ndarray,
-    pattern_dim: np.ndarray,
-    pattern_w: np.ndarray,
-    mask: np.ndarray,
-    q: np.ndarray,
-    M: np.ndarray,
-) -> float:
-    """:func:`em_estep` and :func:`em_accumulate` of its ``q`` in one pass over the
-    patterns (the next M-step's expected counts ``M (n_e, K)``, overwritten)."""
-    K = T.shape[1]
-    M[:] = 0.0
-    total = 0.0
-    for p in range(pattern_dim.size):
-        lp = _pattern_posterior(p, T, log_prior, p_e, p_start, pattern_dim, mask, q)
-        total += pattern_w[p] * lp if lp > -np.inf else -np.inf
-        w = pattern_w[p]
-        for r in range(p_start[p], p_start[p + 1]):
-            e = p_e[r]
-            for t in range(K):
-                M[e, t] += w * q[p, t]
-    return total
-
-
-@njit(cache=True, nogil=True)
-def pattern_posterior_draws(
-    T: np.ndarray,
-    log_prior: np.ndarray,
-    p_e: np.ndarray,
-    p_start: np.ndarray,
-    pattern_dim: np.ndarray,
-    mask: np.ndarray,
-    prob_sum: np.ndarray,
-    loglik: np.ndarray,
-    store_loglik: bool,
-) -> None:
-    """For every draw ``s`` (``T (S, E, K)``, ``log_prior (S, D, K)``): add the class
-    posterior of each pattern to ``prob_sum (P, K)`` and, when ``store_loglik``, write each
-    pattern's log marginal likelihood to ``loglik (S, P)``."""
-    S = T.shape[0]
-    P = pattern_dim.size
-    K = T.shape[2]
-    v = np.empty(K)
-    for s in range(S):
-        for p in range(P):
-            d = pattern_dim[p]
-            for t in range(K):
-                v[t] = log_prior[s, d, t]
-            for r in range(p_start[p], p_start[p + 1]):
-                e = p_e[r]
-                for t in range(K):
-                    v[t] += T[s, e, t]
-            m = -np.inf
-            for t in range(K):
-                if mask[p, t] and v[t] > m:
-                    m = v[t]
-            acc = 0.0
-            for t in range(K):
-                if mask[p, t] and m > -np.inf:
-                    v[t] = math.exp(v[t] - m)
-                    acc += v[t]
-                else:
-                    v[t] = 0.0
-            if acc > 0.0:
-                for t in range(K):
-                    prob_sum[p, t] += v[t] / acc
-                if store_loglik:
-                    loglik[s, p] = m + math.log(acc)
-            elif store_loglik:
-                loglik[s, p] = -np.inf
+__all__ = [
+    "arcsine_log_sin",
+    "dirichlet_const",
+    "dirichlet_rows",
+    "dirichlet_rows_grad",
+    "ds_logp_grad",
+    "mace_logp_grad",
+    "pattern_loglik_grad",
+    "simplex_backward",
+    "simplex_grad",
+]
