@@ -470,7 +470,9 @@ def _map_label(p: dict[str, float]) -> str:
     return max(p, key=lambda k: p[k])
 
 
-def _scores(prob: dict[str, dict[str, float]], gold: dict[str, str]) -> tuple[float, float]:
+def label_scores(prob: dict[str, dict[str, float]], gold: dict[str, str]) -> tuple[float, float]:
+    """Accuracy of the most probable labels and log loss of the gold labels, over the
+    items with gold labels."""
     items = [i for i in prob if i in gold]
     acc = np.mean([_map_label(prob[i]) == gold[i] for i in items])
     ll = -np.mean([np.log(max(prob[i].get(gold[i], 0.0), 1e-12)) for i in items])
@@ -509,7 +511,7 @@ def fit_real(name: str, fit: str, method: str) -> dict[str, Any]:
     dtree = model.fit(r, random_seed=1, log_likelihood=False, **kw)
     out: dict[str, Any] = {"s": time.perf_counter() - t0}
     prob = item_probs(dtree)
-    out["acc"], out["logloss"] = _scores(prob, gold)
+    out["acc"], out["logloss"] = label_scores(prob, gold)
     out["correct"] = _correct(prob, gold)
     if method == "nuts":
         d = diagnose(dtree, warn=False)
@@ -578,7 +580,7 @@ def part_accuracy(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
                 if "error" in res:
                     row[f"ck_{model}_error"] = res["error"][-200:]
                     continue
-                acc, ll = _scores(res["probas"], gold)
+                acc, ll = label_scores(res["probas"], gold)
                 row[f"ck_{model}_acc"], row[f"ck_{model}_logloss"] = acc, ll
                 row[f"ck_{model}_s"] = res["fit_s"]
                 ours = [k for k in correct if k.split("_")[0] in OUR_FITS]
@@ -625,7 +627,8 @@ def part_anaesthesia() -> dict[str, Any]:
 # ----------------------------------------------------------------------------- report
 
 
-def _f(v: Any, fmt: str = ".3f") -> str:
+def fmt_number(v: Any, fmt: str = ".3f") -> str:
+    """``v`` formatted by ``fmt``; ``-`` for a missing or non-finite value."""
     if v is None or (isinstance(v, float) and not np.isfinite(v)):
         return "-"
     return format(v, fmt)
@@ -818,9 +821,10 @@ def to_markdown(res: dict[str, Any]) -> str:
         "1.4.2 `DawidSkene(n_iter=100)` and `MACE()` (one dimension at a time)",
         "- the 300 x 3 data have 3 raters rating every item; the others draw distinct raters "
         "from the pool for each item; 10% of raters are spammers",
-        f"- compiled densities: first use after installation {_f(cold.get('first_s'), '.1f')} s "
+        "- compiled densities: first use after installation "
+        f"{fmt_number(cold.get('first_s'), '.1f')} s "
         f"in a fresh process (compiles and caches the kernels), "
-        f"{_f(cold.get('cached_s'), '.1f')} s once cached (300 x 3 MACE, 4 x 1,000 draws, "
+        f"{fmt_number(cold.get('cached_s'), '.1f')} s once cached (300 x 3 MACE, 4 x 1,000 draws, "
         "whole process)",
         "",
         "## Targets",
@@ -837,17 +841,17 @@ def to_markdown(res: dict[str, Any]) -> str:
         if "error" in r:
             lines.append(
                 f"| {r['size']} | {r['engine']} | {r.get('model', '')} | "
-                f"{_f(r.get('wall_s'), '.1f')} | - | - | - | - | - | - | - | "
-                f"{_f(r.get('load'), '.1f')} |"
+                f"{fmt_number(r.get('wall_s'), '.1f')} | - | - | - | - | - | - | - | "
+                f"{fmt_number(r.get('load'), '.1f')} |"
             )
             continue
         ess_s = r["ess_bulk_min"] / r["wall_s"] if "ess_bulk_min" in r else None
         lines.append(
-            f"| {r['size']} | {r['engine']} | {r['model']} | {_f(r['wall_s'], '.1f')} | "
-            f"{_f(r.get('fit_s'), '.2f')} | {_f(r.get('accuracy'))} | "
-            f"{_f(r.get('competence_mae'))} | {_f(r.get('rhat_max'), '.4f')} | "
-            f"{_f(r.get('ess_bulk_min'), '.0f')} | {r.get('divergences', '-')} | "
-            f"{_f(ess_s, '.0f')} | {_f(r.get('load'), '.1f')} |"
+            f"| {r['size']} | {r['engine']} | {r['model']} | {fmt_number(r['wall_s'], '.1f')} | "
+            f"{fmt_number(r.get('fit_s'), '.2f')} | {fmt_number(r.get('accuracy'))} | "
+            f"{fmt_number(r.get('competence_mae'))} | {fmt_number(r.get('rhat_max'), '.4f')} | "
+            f"{fmt_number(r.get('ess_bulk_min'), '.0f')} | {r.get('divergences', '-')} | "
+            f"{fmt_number(ess_s, '.0f')} | {fmt_number(r.get('load'), '.1f')} |"
         )
     errors = [r for r in speed if "error" in r]
     if errors:
@@ -889,14 +893,14 @@ def to_markdown(res: dict[str, Any]) -> str:
         best = max((v for v in ours if v is not None), default=None)
 
         def trio(key: str, fmt: str = ".3f", r: dict[str, Any] = r) -> str:
-            return " / ".join(_f(r.get(key.format(m)), fmt) for m in OUR_FITS)
+            return " / ".join(fmt_number(r.get(key.format(m)), fmt) for m in OUR_FITS)
 
         lines.append(
-            f"| {r['dataset']} | {r['ratings']:,} | {r['gold']:,} | {_f(r['published'])} | "
-            f"{_f(r.get('ck_ds_acc'))} | {_f(r.get('ck_mace_acc'))} | "
-            + " | ".join(_f(v) for v in ours)
-            + f" | **{_f(best)}** | {trio('{}_em_logloss')} | {trio('{}_nuts_logloss')} | "
-            f"{_f(r.get('ck_ds_logloss'))} / {_f(r.get('ck_mace_logloss'))} | "
+            f"| {r['dataset']} | {r['ratings']:,} | {r['gold']:,} | {fmt_number(r['published'])} | "
+            f"{fmt_number(r.get('ck_ds_acc'))} | {fmt_number(r.get('ck_mace_acc'))} | "
+            + " | ".join(fmt_number(v) for v in ours)
+            + f" | **{fmt_number(best)}** | {trio('{}_em_logloss')} | {trio('{}_nuts_logloss')} | "
+            f"{fmt_number(r.get('ck_ds_logloss'))} / {fmt_number(r.get('ck_mace_logloss'))} | "
             f"{trio('{}_nuts_rhat')} | {trio('{}_nuts_s', '.0f')} | "
             f"{r['dropped_third_repeats']} |"
         )

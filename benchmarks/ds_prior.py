@@ -48,9 +48,9 @@ sys.path.insert(0, str(HERE))
 from categorical import (  # noqa: E402
     DATA_ROOT,
     DATASETS,
-    _f,
-    _scores,
+    fmt_number,
     item_probs,
+    label_scores,
     load_dataset,
     update_results,
 )
@@ -154,7 +154,7 @@ def run() -> list[dict[str, Any]]:
                     r, method="em", random_seed=1, progress=False
                 )
             row[f"{prior}_s"] = time.perf_counter() - t0
-            row[f"{prior}_acc"], row[f"{prior}_ll"] = _scores(item_probs(fit), gold)
+            row[f"{prior}_acc"], row[f"{prior}_ll"] = label_scores(item_probs(fit), gold)
         c = ck.get(name, {})
         row["ck_acc"], row["ck_ll"] = c.get("ck_ds_acc"), c.get("ck_ds_logloss")
         rows.append(row)
@@ -194,10 +194,10 @@ def report(rows: list[dict[str, Any]]) -> str:
     for r in ok:
         lines.append(
             f"| {r['dataset']} | {r['K']} | {r['gold']:,} | "
-            + " | ".join(_f(r[f"{p}_acc"], ".4f") for p in PRIORS)
-            + f" | {_f(r['ck_acc'], '.4f')} | "
-            + " | ".join(_f(r[f"{p}_ll"], ".3f") for p in PRIORS)
-            + f" | {_f(r['ck_ll'], '.3f')} |"
+            + " | ".join(fmt_number(r[f"{p}_acc"], ".4f") for p in PRIORS)
+            + f" | {fmt_number(r['ck_acc'], '.4f')} | "
+            + " | ".join(fmt_number(r[f"{p}_ll"], ".3f") for p in PRIORS)
+            + f" | {fmt_number(r['ck_ll'], '.3f')} |"
         )
     for r in rows:
         if "error" in r:

@@ -46,7 +46,8 @@ class LatentClassModel(Model):
     default_options: ClassVar[dict[str, Any]] = {"repeats": "include", "use_gold": True}
     methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi", "em")
     param_names: ClassVar[tuple[str, ...]] = ("prevalence",)
-    _CHUNK = 4_000_000
+    #: pattern ratings x classes x draws evaluated at once by the NumPy paths
+    draw_chunk_size: ClassVar[int] = 4_000_000
 
     def _check_options(self) -> None:
         problems = []
@@ -79,9 +80,9 @@ class LatentClassModel(Model):
         self, params: dict[str, np.ndarray], data: LatentClassData, lay: TableLayout
     ) -> tuple[np.ndarray, np.ndarray]:
         """``T (S, E, K)``: log P(rated category | true class) of every (parameter row,
-        rated category) pair of ``lay`` (:func:`~raterstats.models.latent_class.reference.
-        table_layout` of :meth:`table_rows`) for S parameter draws, and the log class prior
-        ``(S, D, K)``: the NumPy reference of the model's likelihood."""
+        rated category) pair of ``lay`` (:meth:`table_layout`, rows of
+        :meth:`table_rows`) for S parameter draws, and the log class prior ``(S, D, K)``:
+        the NumPy reference of the model's likelihood."""
         raise NotImplementedError(f"{type(self).__name__} must implement draw_tables")
 
     def table_rows(self, data: LatentClassData) -> np.ndarray:
@@ -138,8 +139,10 @@ class LatentClassModel(Model):
         T, log_prior = self.draw_tables(params, data, lay)
         return pattern_log_joint_np(T, log_prior, lay)
 
-    def _chunks(self, n_draws: int, data: LatentClassData) -> list[slice]:
-        per = max(1, self._CHUNK // max(1, data.p_code.size * data.K))
+    def draw_chunks(self, n_draws: int, data: LatentClassData) -> list[slice]:
+        """Slices of ``n_draws`` draws small enough to evaluate at once
+        (:attr:`draw_chunk_size` pattern ratings x classes x draws)."""
+        per = max(1, self.draw_chunk_size // max(1, data.p_code.size * data.K))
         return [slice(i, min(i + per, n_draws)) for i in range(0, n_draws, per)]
 
     def draws_summary(
@@ -154,7 +157,7 @@ class LatentClassModel(Model):
         lay = self.table_layout(data)
         # few draws of a small layout (EM, MAP): NumPy, without numba's start-up cost
         small = n * data.p_code.size * data.K <= EM_NUMPY_MAX
-        for sl in self._chunks(n, data):
+        for sl in self.draw_chunks(n, data):
             sub = {k: v[sl] for k, v in params.items()}
             if not small:
                 from raterstats.models.latent_class.kernels_em import pattern_posterior_draws
@@ -285,7 +288,7 @@ def replicate_ratings(
         params = {k: v[draw_index] for k, v in params.items()}
     n = next(iter(params.values())).shape[0]
     out = np.empty((n, data.n_ratings), dtype=np.int16)
-    for sl in model._chunks(n, data):
+    for sl in model.draw_chunks(n, data):
         p = {k: v[sl] for k, v in params.items()}
         truth = sample_true_class(model, p, data, rng)
         out[sl] = model.simulate_ratings(p, data, truth, rng)

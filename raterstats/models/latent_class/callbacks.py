@@ -47,7 +47,7 @@ KERNEL_SOURCES = (
 #: changed kernel or layout would otherwise leave stale callbacks that read the new data
 #: layout with the old code (heap corruption). tests/models/test_structure.py fails until
 #: this value is updated, and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "3bfa5d62ab00ec209653ca9d679e05a168727cd022cfa3c6e8e4f0463b1535a8"
+KERNEL_SOURCE_SHA256 = "1d30a66905c5637a4cc05cf0647c5843709fead989d08592b699118a43b61af6"
 
 
 def kernel_source_sha256() -> str:

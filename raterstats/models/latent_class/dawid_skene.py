@@ -453,8 +453,8 @@ class DawidSkene(LatentClassModel):
     def draw_tables(
         self, params: dict[str, np.ndarray], data: LatentClassData, lay: TableLayout
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Dawid-Skene's table (:func:`~raterstats.models.latent_class.reference.
-        ds_rating_table` of the log confusion rows) and the log prevalence, for S draws."""
+        """Dawid-Skene's table (``reference.ds_rating_table`` of the log confusion rows)
+        and the log prevalence, for S draws."""
         conf = params["confusion"]
         S, K = conf.shape[0], data.K
         flat = conf.reshape(S, -1, K, K)  # rows as in table_rows (pooled: dimension x design)

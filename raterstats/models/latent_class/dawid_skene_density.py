@@ -50,8 +50,7 @@ def ds_packed_fields(
     """The integer and float data of Dawid-Skene's compiled density by name: pack them
     with :func:`~raterstats.models.latent_class.layout.pack_fields` for
     :func:`~raterstats.models.latent_class.callbacks.ds_entry` (partial pooling runs the
-    pilot EM of :meth:`~raterstats.models.latent_class.dawid_skene.DawidSkene.
-    centred_entries`)."""
+    pilot EM of ``DawidSkene.centred_entries``)."""
     from raterstats.models.latent_class.kernels_density import dirichlet_const
 
     pri = model.priors

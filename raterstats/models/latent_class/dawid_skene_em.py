@@ -4,8 +4,8 @@ pooling with an empirical-Bayes spread.
 
 Each iteration's E-step runs on Dawid-Skene's likelihood table
 (:func:`raterstats.models.latent_class.reference.ds_rating_table`) of the current log
-confusion rows, with the shared E-step (:func:`raterstats.models.latent_class.em.
-select_em_kernels`).
+confusion rows, with the shared E-step
+(:func:`raterstats.models.latent_class.em.select_em_kernels`).
 """
 
 from __future__ import annotations

@@ -4,11 +4,10 @@ of the M-step, both in one pass, and label posteriors and per-pattern log-likeli
 many posterior draws.
 
 Each is an override of its NumPy reference in
-:mod:`raterstats.models.latent_class.reference` (:func:`~raterstats.models.latent_class.
-reference.em_estep_np`, :func:`~raterstats.models.latent_class.reference.em_accumulate_np`,
-:func:`~raterstats.models.latent_class.reference.pattern_log_joint_np`), used for large
-layouts only (:func:`raterstats.models.latent_class.em.select_em_kernels`), and tested
-against it. Kept apart from the densities so that EM loads only these.
+:mod:`raterstats.models.latent_class.reference` (``em_estep_np``, ``em_accumulate_np``,
+``pattern_log_joint_np``), used for large layouts only
+(:func:`raterstats.models.latent_class.em.select_em_kernels`), and tested against it.
+Kept apart from the densities so that EM loads only these.
 """
 
 from __future__ import annotations

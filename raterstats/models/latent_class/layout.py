@@ -146,9 +146,32 @@ def pack_segments(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
     return np.concatenate([head, *flat]).astype(dtype)
 
 
-def pack_fields(fields: Mapping[IntEnum, Any], dtype: type) -> np.ndarray:
+def fields_enum[F: IntEnum](values: Mapping[F, Any], what: str) -> type[F]:
+    """The one ``IntEnum`` whose members are the keys of ``values``, checked to be given
+    each exactly once and to number ``0, 1, ...`` (positions in a packed array).
+
+    Examples
+    --------
+    >>> fields_enum({DsKind.PARTIAL: 1}, "kinds")
+    Traceback (most recent call last):
+    ...
+    ValueError: kinds: DsKind fields missing: ['DIRICHLET', 'ONE_COIN']
+    """
+    enums = {type(k) for k in values}
+    if len(enums) != 1:
+        raise TypeError(f"{what}: the keys must be members of one IntEnum, got {enums}")
+    (enum,) = enums
+    if sorted(int(m) for m in enum) != list(range(len(enum))):
+        raise ValueError(f"{what}: {enum.__name__} does not number its members 0, 1, ...")
+    missing = [m.name for m in enum if m not in values]
+    if missing:
+        raise ValueError(f"{what}: {enum.__name__} fields missing: {missing}")
+    return enum
+
+
+def pack_fields[F: IntEnum](fields: Mapping[F, Any], dtype: type) -> np.ndarray:
     """Pack one array's segments given by name (the members of one ``IntEnum``, every
-    member exactly once), in the enum's order.
+    member exactly once), in the enum's order (:func:`pack_segments`).
 
     Examples
     --------
@@ -156,17 +179,11 @@ def pack_fields(fields: Mapping[IntEnum, Any], dtype: type) -> np.ndarray:
     ...              MaceScalar.SD_V: 4.0, MaceScalar.CONST: 5.0}, np.float64).tolist()
     [5.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     """
-    enums = {type(k) for k in fields}
-    if len(enums) != 1:
-        raise TypeError(f"pack_fields: the fields must be members of one IntEnum, got {enums}")
-    (enum,) = enums
-    missing = [m.name for m in enum if m not in fields]
-    if missing:
-        raise ValueError(f"pack_fields: {enum.__name__} fields missing: {missing}")
+    enum = fields_enum(fields, "pack_fields")
     return pack_segments([np.asarray(fields[m]) for m in sorted(enum)], dtype)
 
 
-def header(values: Mapping[IntEnum, float], dtype: type) -> np.ndarray:
+def header[F: IntEnum](values: Mapping[F, float], dtype: type) -> np.ndarray:
     """A header segment: the entries of one ``IntEnum`` (each exactly once) at their
     positions.
 
@@ -176,14 +193,8 @@ def header(values: Mapping[IntEnum, float], dtype: type) -> np.ndarray:
     ...         DsScalar.COIN_B: 1.0, DsScalar.CONST: -3.0}, np.float64).tolist()
     [1.5, 1.0, 2.0, 1.0, -3.0]
     """
-    enums = {type(k) for k in values}
-    if len(enums) != 1:
-        raise TypeError(f"header: the entries must be members of one IntEnum, got {enums}")
-    (enum,) = enums
-    missing = [m.name for m in enum if m not in values]
-    if missing:
-        raise ValueError(f"header: {enum.__name__} entries missing: {missing}")
-    out = np.empty(len(enum), dtype=dtype)
+    enum = fields_enum(values, "header")
+    out: np.ndarray = np.empty(len(enum), dtype=dtype)
     for m in enum:
         out[int(m)] = values[m]
     return out
@@ -199,6 +210,7 @@ __all__ = [
     "MaceHeader",
     "MaceInt",
     "MaceScalar",
+    "fields_enum",
     "header",
     "pack_fields",
     "pack_segments",

@@ -314,8 +314,8 @@ class MACE(LatentClassModel):
     def draw_tables(
         self, params: dict[str, np.ndarray], data: LatentClassData, lay: TableLayout
     ) -> tuple[np.ndarray, np.ndarray]:
-        """MACE's table (:func:`~raterstats.models.latent_class.reference.
-        mace_rating_table`) and the log prevalence, for S draws."""
+        """MACE's table (``reference.mace_rating_table``) and the log prevalence, for S
+        draws."""
         T = mace_rating_table(params["competence"], params["spam"], lay)
         with np.errstate(divide="ignore"):
             log_prior = np.log(params["prevalence"])

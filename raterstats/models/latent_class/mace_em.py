@@ -2,8 +2,8 @@
 pseudo-counts, and the penalised generalised M-step of hierarchical competence.
 
 Each iteration's E-step runs on the table of expected log-parameters
-(:func:`expected_log_table`) with the shared E-step (:mod:`~raterstats.models.latent_class.
-em`); at point values that table is MACE's likelihood table
+(:func:`expected_log_table`) with the shared E-step
+(:mod:`raterstats.models.latent_class.em`); at point values that table is MACE's likelihood table
 (:func:`raterstats.models.latent_class.reference.mace_rating_table`), computed in log
 space.
 """

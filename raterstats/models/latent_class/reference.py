@@ -36,7 +36,7 @@ def logsumexp_np(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
     Examples
     --------
-    >>> logsumexp_np(np.log(np.array([[1.0, 3.0], [0.0, 0.0]]))).round(6).tolist()
+    >>> logsumexp_np(np.array([[0.0, np.log(3.0)], [-np.inf, -np.inf]])).round(6).tolist()
     [1.386294, -inf]
     """
     m = np.max(x, axis=axis, keepdims=True)
@@ -67,8 +67,8 @@ def entropy_np(prob: np.ndarray, axis: int = -1) -> np.ndarray:
 
     Examples
     --------
-    >>> entropy_np(np.array([[0.5, 0.5], [1.0, 0.0]])).round(6).tolist()
-    [0.693147, 0.0]
+    >>> entropy_np(np.array([[0.5, 0.5], [0.9, 0.1]])).round(6).tolist()
+    [0.693147, 0.325083]
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(prob > 0, prob * np.log(prob), 0.0)
