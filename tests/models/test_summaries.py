@@ -50,7 +50,8 @@ def test_system_score_draws_equal_the_ranking_of_the_ratings(
     assert sorted(draws["system"].values) == sorted(r.data["system"].unique().to_list())
     ours = summarize_ranking(draws, ci_prob=0.9, random_seed=SEED)
     theirs = rank_systems(
-        dt, ratings=r, score_map=sm, labels=labels, n_boot=n_boot, random_seed=SEED
+        dt, ratings=r, score_map=sm, labels=labels, n_boot=n_boot, ci_prob=0.9,
+        random_seed=SEED,
     )
     for v in theirs.data_vars:
         xr.testing.assert_equal(ours[v], theirs[v])  # exact values; attrs aside
@@ -78,12 +79,12 @@ def test_system_scores_need_a_system_column(small_archehr):
           "max_draws": 1, "rng": np.random.default_rng(0)}  # fmt: skip
     with pytest.raises(ValueError, match="the fitted ratings had no 'system' column"):
         MACE().system_score_draws(dt, **kw)
-    # a fit saved before the map was stored: rank_systems(ratings=...) is the way
+    # a fit saved before the map was stored says so (and to fit again)
     old = dt.copy()
     old["constant_data"] = xr.DataTree(
         dt["constant_data"].to_dataset().drop_vars(["unit_system", "unit_question"])
     )
-    with pytest.raises(ValueError, match="pass ratings="):
+    with pytest.raises(ValueError, match=r"does not store which system.*fit the ratings again"):
         MACE().system_score_draws(old, **kw)
     with pytest.raises(ValueError, match="labels must be"):
         MACE().system_score_draws(dt, **{**kw, "labels": "mode"})
@@ -147,6 +148,7 @@ def test_models_without_true_labels_do_not_answer():
     dt.attrs.update({"model": "ordinal_raters", "priors": "{}", "options": "{}"})
     with pytest.raises(TypeError, match="models that answer item_posterior: DawidSkene, MACE"):
         item_posterior(dt)
+    dt.attrs["model"] = "length_effect"  # answers none of the post-fit questions
     with pytest.raises(TypeError, match=r"models that answer rater_summary: .*MACE"):
         rater_summary(dt)
     for q in ("item_posterior", "rater_summary", "system_score_draws"):

@@ -168,9 +168,8 @@ def unit_system_table(data: LatentClassData, what: str) -> pl.DataFrame:
     (:func:`raterstats.scoring.item_system_table` for a fit)."""
     if data.unit_system is None or data.unit_question is None:
         raise ValueError(
-            f"{what}: this fit does not store which system produced each item (fits saved "
-            "before raterstats stored it); pass ratings= (the ratings that were fitted, "
-            "with a 'system' column) to rank_systems"
+            f"{what}: this fit does not store which system produced each item (it was saved "
+            "by a raterstats version before the fit stored it): fit the ratings again"
         )
     systems = np.asarray(data.unit_system, dtype=str)
     if (systems == "").all():
