@@ -75,7 +75,7 @@ def reference_fit(name: str, s: SimulatedStudy, draws: int) -> dict:
     d = diagnose(fit, warn=False)
     post = item_posterior(fit)
     truth = s.truth["true_label"].sel(item=post["item"], dimension=post["dimension"])
-    cov_name, cov = coverage(rater_summary(fit).isel(design=0), s)
+    cov_name, cov = coverage(rater_summary(fit, ci_prob=0.9).isel(design=0), s)
     return {
         "model": label,
         "data": f"raterstats.simulate.archehr_like_study(random_seed={DEFAULT_SEED}): "

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
+from raterstats import defaults as D
 from raterstats.lazy import LazyModule
 
 if TYPE_CHECKING:
@@ -379,10 +380,10 @@ def _nutpie_c_model(density: Density, seed: int) -> Any:
 def run_density(
     density: Density,
     *,
-    draws: int = 1000,
-    tune: int = 1000,
-    chains: int = 4,
-    random_seed: int | None = None,
+    draws: int = D.DRAWS,
+    tune: int = D.TUNE,
+    chains: int = D.CHAINS,
+    random_seed: int | None = D.RANDOM_SEED,
     progress: bool = True,
     target_accept: float | None = None,
     cores: int | None = None,
@@ -501,10 +502,10 @@ def run_inference(
     model: pm.Model,
     *,
     method: str = "nuts",
-    draws: int = 1000,
-    tune: int = 1000,
-    chains: int = 4,
-    random_seed: int | None = None,
+    draws: int = D.DRAWS,
+    tune: int = D.TUNE,
+    chains: int = D.CHAINS,
+    random_seed: int | None = D.RANDOM_SEED,
     sampler: str = "nutpie",
     progress: bool = True,
     initial_values: Mapping[str, Any] | None = None,

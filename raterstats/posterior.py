@@ -147,7 +147,7 @@ def _is_num(v: str) -> bool:
     return True
 
 
-def rater_summary(dt: xr.DataTree, *, ci_prob: float | None = 0.9) -> xr.Dataset:
+def rater_summary(dt: xr.DataTree, *, ci_prob: float | None = None) -> xr.Dataset:
     """Rater reliability per dimension and design with equal-tailed credible intervals.
 
     MACE: ``competence`` (probability of rating the true label rather than spamming) and
@@ -161,10 +161,11 @@ def rater_summary(dt: xr.DataTree, *, ci_prob: float | None = 0.9) -> xr.Dataset
     Parameters
     ----------
     dt : xr.DataTree
-        A fit of a model that summarises its raters (MACE, Dawid-Skene).
+        A fit of a model that summarises its raters (MACE, Dawid-Skene, OrdinalRaters:
+        :func:`raterstats.models.models_answering` lists them).
     ci_prob : float, optional
-        Probability mass of the intervals (default 0.9; None: ArviZ's
-        ``stats.ci_prob``, :func:`raterstats.defaults.ci_prob`).
+        Probability mass of the intervals (default: ArviZ's ``stats.ci_prob`` rcParam,
+        :func:`raterstats.defaults.ci_prob`).
 
     Examples
     --------

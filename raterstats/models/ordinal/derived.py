@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from raterstats.defaults import resolve_ci_prob
 from raterstats.intervals import eti
 from raterstats.models.base import model_class
 from raterstats.models.ordinal.data import data_from_constants
@@ -266,11 +267,14 @@ def sentence_aggregation(dt: xr.DataTree, *, max_draws: int = 400) -> xr.Dataset
     )
 
 
-def rater_table(dt: xr.DataTree, *, ci_prob: float = 0.9, max_draws: int = 200) -> xr.Dataset:
+def rater_table(
+    dt: xr.DataTree, *, ci_prob: float | None = None, max_draws: int = 200
+) -> xr.Dataset:
     """The rater table in the many-facet Rasch vocabulary, per rater x dimension x design.
 
     Variables: ``severity`` and ``discrimination`` (posterior mean, with ``*_low`` /
-    ``*_high`` equal-tailed ``ci_prob`` intervals), ``infit`` and ``outfit`` (posterior
+    ``*_high`` equal-tailed ``ci_prob`` intervals; default ArviZ's ``stats.ci_prob``),
+    ``infit`` and ``outfit`` (posterior
     predictive mean-square fit: information-weighted and unweighted means of squared
     standardised residuals, 1 = as the model expects, above about 1.3 = noisier, below about
     0.7 = more predictable than expected), ``n_ratings`` and ``is_human``; and per
@@ -289,6 +293,7 @@ def rater_table(dt: xr.DataTree, *, ci_prob: float = 0.9, max_draws: int = 200) 
     >>> t["infit"].dims
     ('rater', 'dimension', 'design')
     """
+    ci_prob = resolve_ci_prob(ci_prob)
     post, const = check_fit(dt)
     link = str(const.attrs["link"])
     n_draw = post.sizes["draw"]

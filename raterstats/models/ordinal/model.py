@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import xarray as xr
 
+from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.inference import Density
 from raterstats.lazy import LazyModule
@@ -236,7 +237,7 @@ class OrdinalRaters(Model):
             raise ValueError("; ".join(problems))
 
     def fit(
-        self, ratings: Ratings, *, draws: int = 2000, tune: int = 500, **options: Any
+        self, ratings: Ratings, *, draws: int = 2000, tune: int = D.TUNE, **options: Any
     ) -> xr.DataTree:
         """Fit the model; as :meth:`raterstats.models.base.Model.fit`, with NUTS defaults of
         2,000 draws after 500 tuning steps per chain.
