@@ -9,6 +9,7 @@ import pytest
 import xarray as xr
 
 from raterstats import MACE, DawidSkene, item_posterior, rater_summary, read_ratings
+from raterstats.defaults import ci_prob
 from raterstats.models import model_from_datatree
 from raterstats.posterior import coverage_accuracy
 from raterstats.ranking import rank_systems, summarize_ranking
@@ -104,7 +105,7 @@ def test_fits_store_each_units_system_and_question(em_fits, small_archehr):
 def test_rater_summary_and_item_posterior_dispatch_to_the_model(name, em_fits):
     dt = em_fits[name]
     model = model_from_datatree(dt)
-    xr.testing.assert_identical(rater_summary(dt), model.rater_summary(dt, ci_prob=0.9))
+    xr.testing.assert_identical(rater_summary(dt), model.rater_summary(dt, ci_prob=ci_prob()))
     xr.testing.assert_identical(
         item_posterior(dt, coverage=0.7), model.item_posterior(dt, coverage=0.7)
     )
