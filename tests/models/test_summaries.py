@@ -51,7 +51,12 @@ def test_system_score_draws_equal_the_ranking_of_the_ratings(
     assert sorted(draws["system"].values) == sorted(r.data["system"].unique().to_list())
     ours = summarize_ranking(draws, ci_prob=0.9, random_seed=SEED)
     theirs = rank_systems(
-        dt, ratings=r, score_map=sm, labels=labels, n_boot=n_boot, ci_prob=0.9,
+        dt,
+        ratings=r,
+        score_map=sm,
+        labels=labels,
+        n_boot=n_boot,
+        ci_prob=0.9,
         random_seed=SEED,
     )
     for v in theirs.data_vars:
