@@ -20,8 +20,6 @@ from raterstats.models.base import ModelInputError
 from raterstats.ratings import Ratings
 from raterstats.scales import OrdinalScale
 
-#: ``dt.attrs["model"]`` of an :class:`~raterstats.models.ordinal.OrdinalRaters` fit
-
 
 @dataclass
 class OrdinalData:
