@@ -975,9 +975,13 @@ def cold_start(tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
     spec = {"data": str(p), "K": 3, "truth": str(tmp / "truth.npy"),
             "competence": str(tmp / "comp.npy"), "model": "mace", "engine": "nutpie",
             "seed": 1}  # fmt: skip
-    cache = REPO / "raterstats" / "models" / "__pycache__"
-    for f in cache.glob("_numba*.nb*"):
-        f.unlink()
+    # numba's cache of the compiled latent-class code (kernels_*.py, callbacks.py and the
+    # nutpie callbacks beside the package's modules)
+    for cache in (REPO / "raterstats" / "models" / "latent_class" / "__pycache__",
+                  REPO / "raterstats" / "__pycache__"):  # fmt: skip
+        for pattern in ("kernels*.nb*", "callbacks*.nb*", "nutpie_callbacks*.nb*"):
+            for f in cache.glob(pattern):
+                f.unlink()
     first = run_child(sys.executable, CHILD_OURS, spec, args.timeout)
     cached = [run_child(sys.executable, CHILD_OURS, spec, args.timeout) for _ in range(2)]
     best = min(cached, key=lambda r: r["wall_s"])

@@ -3,8 +3,9 @@ the pages ``models/<name>.md`` of the documentation, without copying them, and t
 "Model cards" section of the navigation lists them all.
 
 Each card's YAML front matter (parameters, default priors, options, methods) is what
-``tests/models/test_cards.py`` checks against the code; the hook renders it as tables at the
-end of the page, so the documentation shows exactly the checked values.
+``tests/test_registry.py`` and ``tests/models/test_cards.py`` check against the code; the
+hook renders it as tables at the end of the page, so the documentation shows exactly the
+checked values.
 """
 
 from __future__ import annotations

@@ -19,15 +19,32 @@ A subclass sets the class attributes
     ``{name: value}``, JSON-serialisable keyword options of ``__init__`` with defaults;
 ``methods``
     the ``fit`` methods it supports (``("nuts", "map", "advi")`` unless it adds ``"em"``);
+``cli_names``, ``description``, ``references``, ``rank_fit_method``
+    what the registry tells the command line (other accepted names), the report (what the
+    model is, what to cite) and :func:`~raterstats.rank_systems` (the fit method that
+    ranks raw ratings by the model's labels; ``None``: not offered);
 
 and implements
 
 ``build_model(data) -> pm.Model`` (required)
     the PyMC model, with coordinates that carry the user's ids (``dims=`` on every variable);
+``check_options()`` (optional)
+    check ``self._options`` / ``self._priors`` after ``__init__`` merged them with the
+    defaults; raise ``ValueError`` listing every problem;
 ``prepare(ratings) -> data`` (optional)
     check the ratings and turn them into whatever ``build_model`` and the hooks need (index
     arrays, coordinates); the default returns the ratings unchanged. Raise
     :class:`ModelInputError` listing every problem at once.
+
+The registry: a concrete subclass registers itself when its module is imported (an
+abstract family base sets ``abstract = True`` in its own body and is skipped), and
+:func:`discover_models` imports every model module of :mod:`raterstats.models` on the
+first look-up, so a new model touches no ``__init__``, list or table. Everything after
+fitting asks the fit's class (:func:`model_from_datatree`, :func:`model_class`): a model
+answers the post-fit questions (:data:`POST_FIT_QUESTIONS`) it can by overriding
+:meth:`Model.rater_summary`, :meth:`Model.item_posterior` and
+:meth:`Model.system_score_draws`; the defaults raise a ``TypeError`` naming the models
+that answer. ``docs/contributing.md`` walks through adding a model.
 
 Optional hooks, each with a default that works for any ``pm.Model`` whose likelihood is
 made of observed random variables:
@@ -266,12 +283,14 @@ class Model:
             raise TypeError("; ".join(problems))
         self._priors = merged
         self._options = opts
-        self._check_options()
+        self.check_options()
 
     # ------------------------------------------------------------------ specification
 
-    def _check_options(self) -> None:
-        """Validate options (subclasses raise ValueError listing problems)."""
+    def check_options(self) -> None:
+        """Check the options and priors once ``__init__`` has merged them with the
+        defaults: a subclass overrides this (calling ``super().check_options()``) and raises
+        ``ValueError`` listing every problem at once."""
 
     @property
     def priors(self) -> dict[str, Prior]:

@@ -85,7 +85,7 @@ class LengthEffect(Model):
     }
     default_options: ClassVar[dict[str, Any]] = {"link": "logit"}
 
-    def _check_options(self) -> None:
+    def check_options(self) -> None:
         if self._options["link"] not in ("logit", "probit"):
             raise ValueError(f"link must be 'logit' or 'probit', not {self._options['link']!r}")
 

@@ -49,7 +49,7 @@ class LatentClassModel(Model):
     #: pattern ratings x classes x draws evaluated at once by the NumPy paths
     draw_chunk_size: ClassVar[int] = 4_000_000
 
-    def _check_options(self) -> None:
+    def check_options(self) -> None:
         problems = []
         if self._options["repeats"] not in ("include", "exclude"):
             problems.append(

@@ -13,7 +13,7 @@ of levels ``K`` over dimensions; padded classes get prior mass zero.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -117,6 +117,39 @@ class LatentClassData:
     def n_cells(self) -> int:
         """Number of rater x dimension x design cells."""
         return len(self.raters) * len(self.dimensions) * len(self.designs)
+
+    def one_pattern_per_unit(self) -> LatentClassData:
+        """This layout with every unit its own rating pattern.
+
+        The latent-class models evaluate the likelihood once per *pattern* (units with the
+        same dimension, gold label and ratings), which is exact while the parameters belong
+        to raters only (MACE, Dawid-Skene). A model with a parameter per unit (GLAD's item
+        easiness) must not share: its ``prepare`` returns this layout. The ratings are
+        sorted by unit already, so they are the pattern ratings as they stand; a fit stores
+        ``unit_pattern``, so :func:`data_from_groups` rebuilds the same layout.
+
+        Examples
+        --------
+        >>> from raterstats.simulate import archehr_like_study
+        >>> d = prepare_latent_class(archehr_like_study(n_cases=3, n_systems=3,
+        ...                          random_seed=1).ratings)
+        >>> u = d.one_pattern_per_unit()
+        >>> u.n_patterns == u.n_units == d.n_units, bool((u.p_code == d.code).all())
+        (True, True)
+        """
+        n = self.n_units
+        return replace(
+            self,
+            unit_pattern=np.arange(n, dtype=np.int64),
+            pattern_count=np.ones(n, dtype=np.int64),
+            pattern_dim=self.unit_dim,
+            pattern_gold=self.unit_gold,
+            p_pattern=self.unit,
+            p_rater=self.rater,
+            p_dim=self.dim,
+            p_design=self.design,
+            p_code=self.code,
+        )
 
     def cell_of(self, rater: np.ndarray, dim: np.ndarray, design: np.ndarray) -> np.ndarray:
         """Flat cell index of (rater, dimension, design) index arrays."""

@@ -144,8 +144,8 @@ class DawidSkene(LatentClassModel):
     }
     param_names: ClassVar[tuple[str, ...]] = ("confusion", "prevalence")
 
-    def _check_options(self) -> None:
-        super()._check_options()
+    def check_options(self) -> None:
+        super().check_options()
         o = self._options
         problems = []
         if o["pooling"] not in POOLINGS:

@@ -135,8 +135,8 @@ class MACE(LatentClassModel):
     }
     param_names: ClassVar[tuple[str, ...]] = ("competence", "spam", "prevalence")
 
-    def _check_options(self) -> None:
-        super()._check_options()
+    def check_options(self) -> None:
+        super().check_options()
         h = self._options["hierarchical"]
         if h is not None and not isinstance(h, bool):
             raise ValueError("hierarchical must be True, False or None")

@@ -222,7 +222,7 @@ class OrdinalRaters(Model):
     }
     methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi")
 
-    def _check_options(self) -> None:
+    def check_options(self) -> None:
         o = self._options
         problems = []
         if o["link"] not in ("logit", "probit"):
