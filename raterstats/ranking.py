@@ -32,7 +32,7 @@ from raterstats.agreement.ranking import (
     rbo,
     spearman_rho,
 )
-from raterstats.intervals import SAMPLE_DIMS, eti
+from raterstats.intervals import SAMPLE_DIMS, eti, eti_np
 from raterstats.models import Method, Model, model_class, model_from_datatree, registered_models
 from raterstats.ratings import Ratings
 from raterstats.scales import CategoricalScale
@@ -399,7 +399,6 @@ def rank_systems(
     >>> bool(abs(ds["rank_prob"].sum("rank") - 1).max() < 1e-12)
     True
     """
-    ci_prob = D.ci_prob() if ci_prob is None else ci_prob
     rng = np.random.default_rng(random_seed)
     if isinstance(source, Ratings):
         draws = _raw_scores(
@@ -608,13 +607,13 @@ def ranking_agreement(
     for s_i, stat in enumerate(statistics):
         for t in range(n):
             vals[s_i, t] = _one_ranking_stat(stat, av[ia[t]], bv[ib[t]], systems, p, k)
-    q = (1 - ci_prob) / 2
+    low, high = eti_np(vals, ci_prob, axis=1)
     return xr.Dataset(
         {
             "value": (("statistic", "sample"), vals),
             "mean": ("statistic", np.nanmean(vals, axis=1)),
-            "low": ("statistic", np.nanquantile(vals, q, axis=1)),
-            "high": ("statistic", np.nanquantile(vals, 1 - q, axis=1)),
+            "low": ("statistic", low),
+            "high": ("statistic", high),
         },
         coords={"statistic": list(statistics), "sample": np.arange(n)},
         attrs={"ci_prob": ci_prob, "n_systems": len(systems)},
