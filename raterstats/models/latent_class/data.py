@@ -24,9 +24,7 @@ from raterstats import schema as S
 from raterstats.models.base import ModelInputError
 from raterstats.ratings import Ratings
 from raterstats.scales import CategoricalScale, format_level
-
-#: separator of item and segment in unit ids and item-posterior keys (``"item::segment"``)
-UNIT_SEP = "::"
+from raterstats.schema import UNIT_SEP
 
 
 def class_mask_np(valid: np.ndarray, dims: np.ndarray, gold: np.ndarray) -> np.ndarray:

@@ -182,7 +182,7 @@ def prepare_ordinal(ratings: Ratings, *, length: bool | str = "auto") -> Ordinal
     )
     sent_units = sent.select(S.ITEM, S.SEGMENT).unique(maintain_order=True)
     sent_ids = [f"{a}::{b}" for a, b in sent_units.iter_rows()]
-    key = pl.concat_str([pl.col(S.ITEM), pl.lit("::"), pl.col(S.SEGMENT)])
+    key = pl.concat_str([pl.col(S.ITEM), pl.lit(S.UNIT_SEP), pl.col(S.SEGMENT)])
     obs_sentence = (
         d.select(
             pl.when(pl.col(S.SEGMENT).is_null())
