@@ -177,7 +177,7 @@ def test_raw_input_errors(small):
         rank_systems([1, 2, 3])  # type: ignore[arg-type]
 
 
-def test_mace_fit_needs_the_ratings_and_matches_unanimous_labels():
+def test_mace_fit_ranks_from_its_own_item_map_and_matches_unanimous_labels():
     # unanimous raters: the label posteriors are (nearly) certain, so the system scores are
     # those of the raw labels
     rows = []
