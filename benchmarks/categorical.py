@@ -13,7 +13,8 @@ Dawid-Skene by EM and NUTS against crowd-kit's DawidSkene and MACE, and the log 
 P(true label) against gold for EM and NUTS (calibration).
 
 crowd-kit is not a dependency: it runs in its own environment, given by ``--crowdkit-python``
-(default ``/work/ckvenv/bin/python``); rows are skipped with a message when it is absent.
+(default: the environment variable ``RATERSTATS_CROWDKIT_PYTHON``); rows are skipped with a
+message when it is not given or absent.
 
 Run::
 
@@ -372,7 +373,7 @@ def part_speed(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
             ck_models = [m for m in ck_models if {"crowdkit", f"crowdkit_{m}"} & keep_ck]
         if not ck_models:
             continue
-        if Path(args.crowdkit_python).exists():
+        if _has_crowdkit(args):
             for model in ck_models:
                 tot_fit, tot_wall, correct, n = 0.0, 0.0, 0, 0
                 err = None
@@ -569,7 +570,7 @@ def part_accuracy(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
                 for k in ("acc", "logloss", "s", "rhat", "div"):
                     if k in res:
                         row[f"{key}_{k}"] = res[k]
-        if Path(args.crowdkit_python).exists() and not args.real_fits:
+        if _has_crowdkit(args) and not args.real_fits:
             p = tmp / f"{name}.parquet"
             ck.write_parquet(p)
             for model in ("ds", "mace"):
@@ -1030,10 +1031,19 @@ def merge_accuracy(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list
     )
 
 
+def _has_crowdkit(args: argparse.Namespace) -> bool:
+    """Whether a crowd-kit environment was given and exists."""
+    return bool(args.crowdkit_python) and Path(args.crowdkit_python).is_file()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, print only")
-    parser.add_argument("--crowdkit-python", default="/work/ckvenv/bin/python")
+    parser.add_argument(
+        "--crowdkit-python",
+        default=os.environ.get("RATERSTATS_CROWDKIT_PYTHON", ""),
+        help="python of an environment with crowd-kit 1.4 (default: $RATERSTATS_CROWDKIT_PYTHON)",
+    )
     parser.add_argument("--timeout", type=int, default=900)
     parser.add_argument("--slow-timeout", type=int, default=180,
                         help="limit for numpyro / plain PyMC at 50,000 items")  # fmt: skip
@@ -1073,6 +1083,12 @@ def main() -> None:
     parser.add_argument("--skip-real", action="store_true")
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name("RESULTS.md"))
     args = parser.parse_args()
+    if not _has_crowdkit(args):
+        print(
+            "crowd-kit rows skipped: no crowd-kit environment given "
+            f"(--crowdkit-python / RATERSTATS_CROWDKIT_PYTHON: {args.crowdkit_python!r})",
+            flush=True,
+        )
     parts = {p.strip() for p in args.parts.split(",")}
     if args.skip_real:
         parts.discard("real")
