@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from raterstats.defaults import RANDOM_SEED
+from raterstats.defaults import RANDOM_SEED, ci_prob
 from raterstats.formatting import markdown_table
 from raterstats.version import __version__
 
@@ -47,6 +47,11 @@ CsvOpt = Annotated[Path | None, typer.Option("--csv", help="Also write the table
 #: ``--seed``: the random seed of a command (default :data:`raterstats.defaults.RANDOM_SEED`)
 SeedOpt = Annotated[
     int | None, typer.Option("--seed", help=f"Random seed (default {RANDOM_SEED}).")
+]
+#: ``--ci``: the probability of posterior intervals (default :func:`raterstats.defaults.ci_prob`)
+CiOpt = Annotated[
+    float | None,
+    typer.Option("--ci", help=f"Interval probability ({ci_prob():g}: ArviZ's stats.ci_prob)."),
 ]
 
 

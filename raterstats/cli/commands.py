@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from raterstats.cli.app import (
+    CiOpt,
     CsvOpt,
     JsonOpt,
     SeedOpt,
@@ -325,10 +326,7 @@ def rank(
     n_boot: Annotated[
         int | None, typer.Option("--n-boot", help=f"Case-bootstrap replicates ({N_BOOT}).")
     ] = None,
-    ci: Annotated[
-        float | None,
-        typer.Option("--ci", help=f"Interval probability ({ci_prob():g}: ArviZ's stats.ci_prob)."),
-    ] = None,
+    ci: CiOpt = None,
     seed: SeedOpt = None,
     as_json: JsonOpt = False,
     csv: CsvOpt = None,
@@ -419,10 +417,7 @@ def designs(
             help="Map rating levels before agreement, e.g. 1=-1,2=-1,3=0,4=1,5=1 (3-point).",
         ),
     ] = None,
-    ci: Annotated[
-        float | None,
-        typer.Option("--ci", help=f"Interval probability ({ci_prob():g}: ArviZ's stats.ci_prob)."),
-    ] = None,
+    ci: CiOpt = None,
     seed: SeedOpt = None,
     as_json: JsonOpt = False,
     csv: CsvOpt = None,
