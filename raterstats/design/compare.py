@@ -24,7 +24,7 @@ from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.agreement import intra_rater_agreement, krippendorff_alpha, randolph_kappa
 from raterstats.intervals import SAMPLE_DIMS, eti, eti_np
-from raterstats.models import OrdinalRaters, model_class
+from raterstats.models import OrdinalRaters, is_fit_of
 from raterstats.ratings import Ratings
 
 
@@ -46,14 +46,10 @@ def check_ordinal_fit(dt: xr.DataTree, what: str) -> None:
     ...
     ValueError: f: expected a fit of OrdinalRaters, got a DataTree with model None
     """
-    name = dt.attrs.get("model")
-    try:
-        cls = model_class(str(name)) if name is not None else None
-    except ValueError:
-        cls = None
-    if cls is None or not issubclass(cls, OrdinalRaters):
+    if not is_fit_of(dt, OrdinalRaters):
         raise ValueError(
-            f"{what}: expected a fit of OrdinalRaters, got a DataTree with model {name!r}"
+            f"{what}: expected a fit of OrdinalRaters, got a DataTree with model "
+            f"{dt.attrs.get('model')!r}"
         )
 
 

@@ -670,6 +670,29 @@ def _norm(name: str) -> str:
     return str(name).strip().lower().replace("-", "_")
 
 
+def is_fit_of(dt: xr.DataTree, cls: type[Model]) -> bool:
+    """Whether ``dt`` is a fit of ``cls`` (or of a model derived from it), as the registry
+    resolves ``dt.attrs["model"]``; ``False`` for a DataTree no raterstats model made.
+
+    Examples
+    --------
+    >>> from raterstats import MACE
+    >>> from raterstats.models.latent_class import LatentClassModel
+    >>> from raterstats.simulate import archehr_like_study
+    >>> dt = MACE().fit(archehr_like_study(n_cases=3, n_systems=2, random_seed=1).ratings,
+    ...                 method="em", random_seed=1)
+    >>> is_fit_of(dt, LatentClassModel), is_fit_of(xr.DataTree(), MACE)
+    (True, False)
+    """
+    name = dt.attrs.get("model")
+    if name is None:
+        return False
+    try:
+        return issubclass(model_class(str(name)), cls)
+    except ValueError:
+        return False
+
+
 def model_class(name: str) -> type[Model]:
     """The registered model class called ``name`` (its ``name`` or one of its
     ``cli_names``; ``-`` and ``_`` interchangeable, case ignored).
@@ -714,6 +737,7 @@ __all__ = [
     "Prior",
     "data_fingerprint",
     "discover_models",
+    "is_fit_of",
     "model_class",
     "model_from_datatree",
     "models_answering",

@@ -17,17 +17,9 @@ import xarray as xr
 
 from raterstats.defaults import resolve_ci_prob
 from raterstats.intervals import eti
-from raterstats.models.base import model_class
+from raterstats.models.base import Model, is_fit_of
 from raterstats.models.ordinal.data import data_from_constants
 from raterstats.models.ordinal.reference import category_probs, draw_chunks, lp_and_cuts
-
-
-def _fitted_class(dt: xr.DataTree) -> type:
-    name = dt.attrs.get("model")
-    try:
-        return model_class(str(name)) if name is not None else type(None)
-    except ValueError:
-        return type(None)
 
 
 def check_fit(dt: xr.DataTree) -> tuple[xr.Dataset, xr.Dataset]:
@@ -49,7 +41,7 @@ def check_fit(dt: xr.DataTree) -> tuple[xr.Dataset, xr.Dataset]:
     """
     from raterstats.models.ordinal.model import OrdinalRaters  # it imports this module
 
-    if not issubclass(_fitted_class(dt), OrdinalRaters):
+    if not is_fit_of(dt, OrdinalRaters):
         raise ValueError(
             f"expected a fit of OrdinalRaters, got a DataTree with model {dt.attrs.get('model')!r}"
         )
@@ -179,7 +171,11 @@ def length_contrast(dt: xr.DataTree, a: str = "coarse", b: str = "fine") -> xr.D
     >>> length_contrast(dt)["contrast"].dims
     ('chain', 'draw', 'dimension')
     """
-    _fitted_class(dt)
+    if not is_fit_of(dt, Model):
+        raise ValueError(
+            "expected a fit of OrdinalRaters or LengthEffect, got a DataTree with model "
+            f"{dt.attrs.get('model')!r}"
+        )
     post = dt["posterior"].to_dataset()
     if "length_effect" not in post:
         raise ValueError("the fit has no length effect (fit with a 'length' column)")
