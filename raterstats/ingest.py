@@ -22,10 +22,9 @@ from raterstats.ingest_errors import Problem, RatingsError
 from raterstats.provenance import Exclusion, Provenance
 from raterstats.ratings import Ratings
 from raterstats.readers import FileFormat, load_source
+from raterstats.repeats import DUPLICATE_POLICIES, number_repeats, parse_repeat_marker
 from raterstats.scales import CategoricalScale, Scale, format_level, infer_scale
 
-_TRUE = {"true", "t", "yes", "y", "1", "repeat", "repeated"}
-_FALSE = {"false", "f", "no", "n", "0", "", "first"}
 _WIDE_RATING = "__rating"
 
 
@@ -110,22 +109,6 @@ def _group_rows(
     return [(v, tuple(rows)) for v, rows in grouped.iter_rows()]
 
 
-def _parse_bool(col: pl.Expr) -> pl.Expr:
-    low = col.str.strip_chars().str.to_lowercase()
-    as_num = low.cast(pl.Float64, strict=False)
-    return (
-        pl.when(low.is_null())
-        .then(pl.lit(False))
-        .when(low.is_in(sorted(_TRUE)))
-        .then(pl.lit(True))
-        .when(low.is_in(sorted(_FALSE)))
-        .then(pl.lit(False))
-        .when(as_num.is_not_null() & (as_num >= 0) & (as_num == as_num.floor()))
-        .then(as_num > 0)
-        .otherwise(pl.lit(None, dtype=pl.Boolean))
-    )
-
-
 def _restore_type(col: pl.Series) -> pl.Series:
     """A kept extra column back as integers or floats when every value parses as one."""
     text = col.str.strip_chars()
@@ -149,6 +132,7 @@ def read_ratings(
     dimension: str | None = None,
     design: str | None = None,
     missing: Literal["error", "drop"] = "error",
+    duplicates: Literal["error", "first", "last", "repeat"] = "error",
     keep: Sequence[str] = (),
     file_format: FileFormat | None = None,
     encoding: str = "utf-8",
@@ -179,6 +163,12 @@ def read_ratings(
         Constant dimension / design for data without such a column.
     missing : {"error", "drop"}
         Long format: an empty rating is an error (default) or is excluded and counted.
+    duplicates : {"error", "first", "last", "repeat"}
+        Rows with the same item, segment, rater, dimension, design and repeat marker (see
+        Notes) are an error listing them (default); ``"first"`` / ``"last"`` keep the
+        earliest / latest of them in file order and count the others in the exclusions;
+        ``"repeat"`` reads them as repeated ratings, numbered in file order (the summary's
+        steps say how many).
     keep : sequence of str
         Extra columns (without a role) to keep in :attr:`Ratings.data`.
     file_format : str, optional
@@ -198,6 +188,27 @@ def read_ratings(
     RatingsError
         Listing every problem: file, 1-based data row, column, value and what was expected.
 
+    Notes
+    -----
+    Repeated ratings. A rater may rate an item (x segment, dimension, design: a *key*) any
+    number of times; the ``repeat`` column says which rating is which, and
+    :attr:`Ratings.data` numbers them in ``repeat_index`` (0 for the first rating, 1, 2, ...
+    for the repeats) and ``repeat`` (True for every rating after the first).
+
+    - A column whose non-empty values are all non-negative integers is an *occurrence
+      index*: within a key the smallest index is the first rating and the others are
+      repeats in index order, so 0/1 and 1/2/3 both work; an empty cell comes before every
+      index.
+    - Any other column holds *boolean markers*: true/false, yes/no, t/f, y/n, 1/0,
+      repeat/first (empty: not a repeat). The unmarked rating of a key is its first rating
+      and the marked ones are its repeats, numbered in file order.
+    - Two rows of a key with the same index, or two unmarked rows, are duplicates
+      (``duplicates=`` says what to do with them); any number of marked rows is not.
+    - A key whose ratings are all marked as repeats (a lone ``true`` row, e.g. when the
+      first rating was not exported), or whose smallest index is above the column's
+      smallest, keeps its ratings: the earliest is read as its first rating, and a step
+      of the summary counts such keys and names their rows.
+
     Examples
     --------
     >>> import polars as pl
@@ -207,11 +218,23 @@ def read_ratings(
     >>> r = read_ratings(frame, scale=OrdinalScale.likert(5))
     >>> r.data.select("item", "rater", "rating").rows()
     [('q1', 'a', '5'), ('q1', 'b', '4'), ('q2', 'a', '2')]
+
+    A rater who rated ``q1`` three times, with the occurrence in a ``repeat`` column:
+
+    >>> again = pl.DataFrame({"item": ["q1"] * 3, "rater": ["a"] * 3, "label": [5, 4, 5],
+    ...                       "repeat": [1, 2, 3]})
+    >>> read_ratings(again, scale=OrdinalScale.likert(5)).data["repeat_index"].to_list()
+    [0, 1, 2]
     """
     if format not in ("long", "wide"):
         raise ValueError(f"format must be 'long' or 'wide', not {format!r}")
     if missing not in ("error", "drop"):
         raise ValueError(f"missing must be 'error' or 'drop', not {missing!r}")
+    if duplicates not in DUPLICATE_POLICIES:
+        raise ValueError(
+            f"duplicates must be one of {', '.join(map(repr, DUPLICATE_POLICIES))}, "
+            f"not {duplicates!r}"
+        )
     raw, loaded_as = load_source(source, file_format=file_format, encoding=encoding)
     name = name or loaded_as
     problems: list[Problem] = []
@@ -289,22 +312,8 @@ def read_ratings(
             rows = tuple(work.filter(empty).get_column(S.ROW).to_list())
             problems.append(Problem(col_name(role), "", f"a non-empty {role} id", rows))
 
-    # repeat marker
-    if S.REPEAT in work.columns:
-        parsed = work.select(_parse_bool(pl.col(S.REPEAT)).alias("__rep")).get_column("__rep")
-        bad = parsed.is_null() & work.get_column(S.REPEAT).is_not_null()
-        for v, rows in _group_rows(work, bad, S.REPEAT):
-            problems.append(
-                Problem(
-                    col_name(S.REPEAT),
-                    v,
-                    "a repeat marker (true/false, yes/no, 1/0, or a repeat index 0, 1, 2, ...)",
-                    rows,
-                )
-            )
-        work = work.with_columns(parsed.fill_null(False).alias(S.REPEAT))
-    else:
-        work = work.with_columns(pl.lit(False).alias(S.REPEAT))
+    # repeat marker (numbered into repeat / repeat_index with the duplicates check)
+    work = parse_repeat_marker(work, column=col_name(S.REPEAT), problems=problems)
 
     # numeric covariates
     for role in S.NUMERIC_ROLES:
@@ -359,7 +368,11 @@ def read_ratings(
     scales, inferred, work = _encode_ratings(work, scale, mapping, problems)
 
     _check_constant_per(work, mapping, problems)
-    _check_duplicates(work, mapping, problems)
+    work, dup_excluded, dup_steps = number_repeats(
+        work, mapping=mapping, problems=problems, duplicates=duplicates
+    )
+    excluded += dup_excluded
+    steps += dup_steps
 
     if problems:
         raise RatingsError(name, problems)
@@ -449,37 +462,6 @@ def _check_constant_per(
                     ", ".join(map(format_level, vals)),
                     f"one {role} per {per} ({per} {key!r} has several)",
                     tuple(rows),
-                )
-            )
-
-
-def _check_duplicates(
-    work: pl.DataFrame, mapping: Mapping[str, str], problems: list[Problem]
-) -> None:
-    """One rating per (item, segment, rater, dimension, design) unless marked repeated."""
-    if S.ITEM in work.columns and S.RATER in work.columns and S.RATING in work.columns:
-        key = [c for c in S.KEY if c in work.columns]
-        dups = (
-            work.filter(pl.struct(key).is_duplicated())
-            .group_by(key)
-            .agg(pl.col(S.ROW).sort().alias("rows"))
-            .sort(pl.col("rows").list.first())
-        )
-        for rec in dups.iter_rows(named=True):
-            desc = ", ".join(
-                f"{k}={rec[k]!r}"
-                for k in key
-                if k != S.REPEAT
-                and rec[k] is not None
-                and (k in mapping or k not in (S.DIMENSION, S.DESIGN))
-            )
-            problems.append(
-                Problem(
-                    None,
-                    desc,
-                    "one rating per (item, segment, rater, dimension, design); mark repeated "
-                    "ratings in a 'repeat' column",
-                    tuple(rec["rows"]),
                 )
             )
 

@@ -34,6 +34,9 @@ RATER_KIND = "rater_kind"
 VALUE = "value"
 CODE = "code"
 ROW = "source_row"
+#: 0 for the first rating of an item x segment x rater x dimension x design, 1, 2, ... for
+#: its repeats in order (``repeat`` is ``repeat_index > 0``).
+REPEAT_INDEX = "repeat_index"
 
 #: Value used for ``dimension`` / ``design`` when the data do not have that column.
 DEFAULT_LEVEL = "default"
@@ -138,7 +141,11 @@ ROLES: dict[str, Role] = {
             "bool",
             False,
             ("is_repeat", "repeated", "retest"),
-            "true for a repeated rating (intra-rater reliability)",
+            "marks repeated ratings of an item x segment x rater x dimension x design "
+            "(intra-rater reliability): boolean markers (true/false, yes/no; empty = not a "
+            "repeat) number the marked rows in file order after the unmarked one; a column "
+            "of integers is an occurrence index (0, 1, 2 or 1, 2, 3: the smallest of a key "
+            "is the first rating); any number of repeats per key",
         ),
         Role(
             GOLD,
@@ -157,8 +164,9 @@ ROLES: dict[str, Role] = {
     )
 }
 
-#: Roles that identify one rating; two rows with the same key are duplicates.
-KEY = (ITEM, SEGMENT, RATER, DIMENSION, DESIGN, REPEAT)
+#: Columns that identify one rating of :attr:`raterstats.Ratings.data`; no two rows share a
+#: key (at ingest, two rows that would are duplicates: see ``read_ratings(duplicates=...)``).
+KEY = (ITEM, SEGMENT, RATER, DIMENSION, DESIGN, REPEAT_INDEX)
 
 #: Roles that are numeric covariates.
 NUMERIC_ROLES = tuple(name for name, r in ROLES.items() if r.kind == "float")
@@ -174,6 +182,7 @@ COLUMN_ORDER = (
     VALUE,
     CODE,
     REPEAT,
+    REPEAT_INDEX,
     SYSTEM,
     QUESTION,
     GROUP,
