@@ -60,15 +60,18 @@ def _unit_frame(
     else:
         unit = pl.concat_str([pl.col(S.ITEM), pl.lit(S.UNIT_SEP), pl.col(S.SEGMENT)])
     data = data.with_columns(unit.alias("unit"))
-    if repeats == "include":
+    if repeats in ("include", "only"):
         dup = data.select(
             pl.struct("unit", S.RATER, S.DIMENSION, S.DESIGN).is_duplicated().any()
         ).item()
         if dup:
-            raise ValueError(
-                "repeats='include' puts two ratings in one cell; "
+            hint = (
                 "use 'exclude' (first ratings) or 'only' (repeats)"
+                if repeats == "include"
+                else "some are rated more than twice; select one repeat first, e.g. "
+                ".filter(repeat_index=1)"
             )
+            raise ValueError(f"repeats={repeats!r} puts two ratings in one cell; {hint}")
     return data, at_level, lv, n_rep
 
 
@@ -97,7 +100,8 @@ def rating_array(
     values : {"value", "code", "rating"}
         Numeric value, level code, or level text (object array, None when missing).
     repeats : {"exclude", "only", "include"}
-        First ratings, repeated ratings, or both (when no cell gets two).
+        First ratings, repeated ratings, or both (when no cell gets two: a ValueError
+        otherwise).
 
     Returns
     -------

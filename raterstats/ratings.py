@@ -39,16 +39,60 @@ def _as_list(v: Any) -> list[Any]:
     return list(v)
 
 
+_RATING_KEY = [S.ITEM, S.SEGMENT, S.RATER, S.DIMENSION, S.DESIGN]
+
+
+def _checked_repeats(data: pl.DataFrame) -> pl.DataFrame:
+    """``data`` with a ``repeat_index`` consistent with ``repeat`` and no two rows sharing
+    a key; a frame without ``repeat_index`` gets one (unmarked rows 0, the repeats of a key
+    1, 2, ... in row order)."""
+    if S.REPEAT_INDEX not in data.columns:
+        marked = pl.col(S.REPEAT).fill_null(False)
+        number = marked.cast(pl.Int64).cum_sum().over(_RATING_KEY)
+        data = data.with_columns(
+            pl.when(marked).then(number).otherwise(0).cast(pl.Int64).alias(S.REPEAT_INDEX)
+        )
+    if data.schema[S.REPEAT_INDEX] != pl.Int64:
+        data = data.with_columns(pl.col(S.REPEAT_INDEX).cast(pl.Int64))
+    if data.height == 0:
+        return data
+    bad = data.select(
+        (
+            pl.col(S.REPEAT_INDEX).is_null()
+            | (pl.col(S.REPEAT_INDEX) < 0)
+            | pl.col(S.REPEAT).is_null()
+            | (pl.col(S.REPEAT) != (pl.col(S.REPEAT_INDEX) > 0))
+        ).sum()
+    ).item()
+    if bad:
+        raise ValueError(
+            f"Ratings: {bad} row(s) where 'repeat' is not 'repeat_index > 0' (repeat_index: "
+            "0 for the first rating, 1, 2, ... for the repeats)"
+        )
+    dup = data.filter(pl.struct(S.KEY).is_duplicated())
+    if dup.height:
+        first = dup.row(0, named=True)
+        shown = ", ".join(f"{k}={first[k]!r}" for k in S.KEY if first[k] is not None)
+        raise ValueError(
+            f"Ratings: {dup.height} rows share their (item, segment, rater, dimension, design, "
+            f"repeat_index), e.g. {shown}; every rating needs its own key"
+        )
+    return data
+
+
 class Ratings:
     """A validated table of ratings with one scale per dimension.
 
     Build it with :func:`raterstats.read_ratings`; the constructor takes an already
     canonical frame and checks its invariants.
 
-    The frame (:attr:`data`) has one row per rating and the canonical columns of
+    The frame (:attr:`data`) has one row per rating (no two rows share the key
+    :data:`raterstats.schema.KEY`) and the canonical columns of
     :mod:`raterstats.schema`: ``item``, ``segment`` (null for whole-item ratings), ``rater``,
     ``dimension``, ``design``, ``rating`` (the level's canonical text), ``value`` (its
-    numeric value), ``code`` (0-based level index; null on interval scales), ``repeat``,
+    numeric value), ``code`` (0-based level index; null on interval scales), ``repeat``
+    (True for every rating after the first of its item, segment, rater, dimension and
+    design), ``repeat_index`` (0 for the first rating, 1, 2, ... for the repeats in order),
     ``source_row`` (1-based row in the source), and any optional roles present
     (``system``, ``question``, ``group``, ``rater_kind``, ``length``, ``duration_s``,
     ``confidence``, ``gold``).
@@ -110,6 +154,7 @@ class Ratings:
         for col in (S.ITEM, S.RATER, S.DIMENSION, S.DESIGN):
             if data.get_column(col).null_count():
                 raise ValueError(f"Ratings: column {col!r} has nulls")
+        data = _checked_repeats(data)
         ordered = [c for c in S.COLUMN_ORDER if c in data.columns]
         ordered += [c for c in data.columns if c not in ordered]
         self._data = data.select(ordered)
@@ -258,6 +303,7 @@ class Ratings:
         S.GROUP,
         S.RATER_KIND,
         S.REPEAT,
+        S.REPEAT_INDEX,
     )
 
     def _mask(self, filters: Mapping[str, Any]) -> pl.Expr:
@@ -280,7 +326,9 @@ class Ratings:
 
     def filter(self, **filters: Any) -> Ratings:
         """Select ratings by ``dimension``, ``design``, ``group``, ``system``, ``rater``,
-        ``item``, ``question``, ``segment``, ``rater_kind`` or ``repeat`` (a value or a list).
+        ``item``, ``question``, ``segment``, ``rater_kind``, ``repeat`` or ``repeat_index``
+        (a value or a list): ``repeat=False`` keeps the first ratings, ``repeat_index=1``
+        the first repeat of every key.
 
         Selecting is not excluding: use :meth:`exclude` to remove data for a reason that the
         summary should report.
@@ -393,7 +441,8 @@ class Ratings:
         "fine binary" scheme: ``{"correctness": "any_negative", "relevance": "any_positive",
         "safety": "any_positive"}``). Only segment-level rows are aggregated; the selection
         must not also hold whole-item ratings of the same dimension (filter by design
-        first). Repeated ratings are aggregated separately from first ratings.
+        first). Each repeat (``repeat_index``) is aggregated apart from the first ratings and
+        from the other repeats.
 
         Examples
         --------
@@ -487,30 +536,62 @@ class Ratings:
         return arr.squeeze(("dimension", "design"), drop=False)
 
     def repeat_pairs(self) -> pl.DataFrame:
-        """First and repeated rating side by side, one row per repeated rating.
+        """Every pair of ratings a rater gave the same item, segment, dimension and design,
+        side by side: the pairs of intra-rater (test-retest) agreement.
 
-        Columns: ``item, segment, rater, dimension, design, first, repeat`` (numeric values)
-        and ``first_rating`` / ``repeat_rating`` (level text).
+        A key rated ``m`` times gives ``m (m - 1) / 2`` pairs, the earlier rating (lower
+        ``repeat_index``) first: with two ratings the first against the repeat, with three
+        (0, 1, 2) the pairs 0-1, 0-2 and 1-2, as the replicates of Gwet's intra-rater
+        coefficients are compared pairwise. Pairs are formed among the ratings present
+        (after :meth:`filter`, a key without its first rating pairs its repeats).
+
+        Returns
+        -------
+        pl.DataFrame
+            Columns ``item, segment, rater, dimension, design``, ``first`` and ``repeat``
+            (numeric values of the earlier and the later rating), ``first_rating`` /
+            ``repeat_rating`` (level text) and ``first_index`` / ``repeat_index``; one row
+            per pair, in the order of the later ratings.
 
         Examples
         --------
-        >>> from raterstats.simulate import clinical_qa_study
-        >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
-        >>> r.repeat_pairs().columns[:5]
-        ['item', 'segment', 'rater', 'dimension', 'design']
+        >>> import polars as pl
+        >>> from raterstats import read_ratings
+        >>> r = read_ratings(pl.DataFrame({"item": ["a"] * 3, "rater": ["x"] * 3,
+        ...                                "rating": [1, 2, 2], "repeat": [1, 2, 3]}))
+        >>> r.repeat_pairs().select("first_index", "repeat_index", "first", "repeat").rows()
+        [(0, 1, 1.0, 2.0), (0, 2, 1.0, 2.0), (1, 2, 2.0, 2.0)]
         """
-        key = [S.ITEM, S.SEGMENT, S.RATER, S.DIMENSION, S.DESIGN]
-        first = self._data.filter(~pl.col(S.REPEAT)).select(
-            *key, pl.col(S.VALUE).alias("first"), pl.col(S.RATING).alias("first_rating")
+        key = _RATING_KEY
+        d = self._data.filter(pl.col(S.REPEAT).any().over(key))
+        d = d.with_row_index("__pos")
+        earlier = d.select(
+            *key,
+            pl.col(S.REPEAT_INDEX).alias("first_index"),
+            pl.col(S.VALUE).alias("first"),
+            pl.col(S.RATING).alias("first_rating"),
         )
-        rep = self._data.filter(pl.col(S.REPEAT)).select(
-            *key, pl.col(S.VALUE).alias("repeat"), pl.col(S.RATING).alias("repeat_rating")
+        later = d.select(
+            *key,
+            "__pos",
+            pl.col(S.REPEAT_INDEX).alias("repeat_index"),
+            pl.col(S.VALUE).alias("repeat"),
+            pl.col(S.RATING).alias("repeat_rating"),
         )
-        out = rep.join(first, on=key, how="left", nulls_equal=True)
-        orphan = out.get_column("first").null_count()
-        if orphan:
-            raise ValueError(f"{orphan} repeated rating(s) have no first rating to pair with")
-        return out.select(*key, "first", "repeat", "first_rating", "repeat_rating")
+        out = (
+            later.join(earlier, on=key, how="inner", nulls_equal=True)
+            .filter(pl.col("first_index") < pl.col("repeat_index"))
+            .sort("__pos", "first_index")
+        )
+        return out.select(
+            *key,
+            "first",
+            "repeat",
+            "first_rating",
+            "repeat_rating",
+            "first_index",
+            "repeat_index",
+        )
 
     def pattern_counts(self) -> pl.DataFrame:
         """Counts of each response pattern for a complete design (every unit rated once by
@@ -563,6 +644,11 @@ class Ratings:
 
 def concat_ratings(parts: Sequence[Ratings]) -> Ratings:
     """Stack several :class:`Ratings` with the same scale per dimension into one.
+
+    The parts must not share a rating (the same item, segment, rater, dimension, design and
+    ``repeat_index``; a ``ValueError`` names one): to read a retest session kept in a file
+    of its own as repeats, stack the files and read them with a ``repeat`` column
+    (:func:`raterstats.read_ratings`).
 
     Examples
     --------

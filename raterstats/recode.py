@@ -177,7 +177,11 @@ def aggregate_segment_rows(
             f"{dims}; select the segment-level design first, e.g. filter(design='fine')"
         )
     keep = data.filter(~in_dims)
-    group_cols = [S.ITEM, S.RATER, S.DIMENSION, S.DESIGN, S.REPEAT]
+    group_cols = [
+        c
+        for c in (S.ITEM, S.RATER, S.DIMENSION, S.DESIGN, S.REPEAT, S.REPEAT_INDEX)
+        if c in data.columns
+    ]
     own = {*group_cols, S.VALUE, S.CODE, S.RATING, S.SEGMENT, S.ROW, S.GOLD}
     carry = [c for c in data.columns if c not in own]  # item-level attributes, extras
     pieces = []
