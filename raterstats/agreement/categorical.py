@@ -152,13 +152,17 @@ def percent_agreement(
 
 
 def repeat_pairs_coded(ratings: Any, *, what: str = "intra_rater_agreement") -> Coded:
-    """First and repeated ratings of one dimension x design as a two-column :class:`Coded`
-    (one unit per rater x item x segment pair, clustered by item)."""
+    """The repeat pairs of one dimension x design (:meth:`raterstats.Ratings.repeat_pairs`:
+    every pair of ratings of a rater x item x segment, earlier rating first) as a two-column
+    :class:`Coded`, one unit per pair, clustered by item."""
     dim, _ = single_cell(ratings, what)
     pairs = ratings.repeat_pairs()
     if pairs.height == 0:
         raise AgreementInputError(
-            [f"{what}: the ratings have no repeated ratings (repeat = True) to pair"]
+            [
+                f"{what}: the ratings have no repeated ratings to pair (no rater rated an "
+                "item, segment, dimension and design twice; mark repeats in a 'repeat' column)"
+            ]
         )
     scale = ratings.scale_for(dim)
     cats: Categories = None
@@ -218,20 +222,23 @@ def intra_rater_agreement(
     tolerance: float | None = None,
     categories: Categories = None,
 ) -> float:
-    """Intra-rater (test-retest) agreement: each rater's repeated rating against the first.
+    """Intra-rater (test-retest) agreement: each rater's ratings of the same unit against
+    each other.
 
     Parameters
     ----------
     ratings : Ratings or array-like
-        A ``Ratings`` with ratings marked ``repeat`` (paired with the same rater's first
-        rating of the same item, segment, dimension and design; one dimension and design),
-        or an array of shape ``(n_pairs, 2)``: first rating, repeated rating, one row per
-        rater x unit. In :func:`agreement` it is computed per cell from the repeat pairs,
+        A ``Ratings`` with repeated ratings (one dimension and design), or an array of shape
+        ``(n_pairs, 2)``: earlier rating, later rating, one row per pair. From a
+        ``Ratings`` the pairs are :meth:`~raterstats.Ratings.repeat_pairs`: every pair of
+        ratings one rater gave the same item, segment, dimension and design, so a unit
+        rated twice gives one pair (first, repeat) and a unit rated ``m`` times gives
+        ``m (m - 1) / 2``. In :func:`agreement` it is computed per cell from these pairs,
         with the item as bootstrap cluster.
     kind : {"percent", "kappa"}
         ``"percent"``: the share of pairs given the same rating (or within ``tolerance``).
-        ``"kappa"``: Cohen's kappa between the first and the repeated ratings, pooled over
-        raters.
+        ``"kappa"``: Cohen's kappa between the earlier and the later ratings of the pairs,
+        pooled over raters.
     weights : {"identity", "linear", "quadratic"} or array
         Weights for ``kind="kappa"`` (and weighted percent agreement for ``"percent"``).
     tolerance : float, optional
@@ -244,8 +251,21 @@ def intra_rater_agreement(
     float
         Self-agreement (NaN with a warning when undefined).
 
+    Notes
+    -----
+    With more than two ratings per unit, all pairs of replicates are compared, as in the
+    kappa-like intra-rater coefficients for ``m`` replicates (Gwet 2008: the replicates
+    take the place of the raters of a pairwise agreement); the percent agreement pools the
+    pairs, so with ``m`` ratings on every unit it is the mean over units of the share of
+    agreeing replicate pairs. Comparing each repeat with the first rating only would count the
+    first rating ``m - 1`` times and leave out the agreement of the repeats with each
+    other.
+
     References
     ----------
+    Gwet, K. L. (2008). Intrarater reliability. In R. B. D'Agostino, L. Sullivan and
+    J. Massaro (eds.), *Wiley Encyclopedia of Clinical Trials*. Wiley.
+
     Gwet, K. L. (2014). *Handbook of Inter-Rater Reliability* (4th ed.), ch. 1 (intra-rater
     reliability).
 

@@ -435,8 +435,10 @@ def partial_annotation(
 
 def intra_rater_by_design(ratings: Ratings) -> pl.DataFrame:
     """Intra-rater reliability from the repeats, per design and dimension: the share of
-    repeated ratings equal to the first (``percent``) and Cohen's kappa between first and
-    repeated ratings (``kappa``), human raters, with the number of pairs.
+    repeat pairs given the same rating (``percent``) and Cohen's kappa between the earlier
+    and the later rating of the pairs (``kappa``), human raters, with the number of pairs
+    (``n_pairs``: a unit a rater rated ``m`` times gives ``m (m - 1) / 2`` pairs, see
+    :func:`raterstats.agreement.intra_rater_agreement`).
 
     Examples
     --------
@@ -454,7 +456,7 @@ def intra_rater_by_design(ratings: Ratings) -> pl.DataFrame:
     for des in d.designs:
         for dim in d.dimensions:
             part = d.filter(design=des, dimension=dim)
-            n = int(part.data[S.REPEAT].sum())
+            n = part.repeat_pairs().height
             if n == 0:
                 continue
             rows.append(

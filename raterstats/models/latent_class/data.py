@@ -241,6 +241,12 @@ def prepare_latent_class(
 ) -> LatentClassData:
     """Check categorical ratings and build the :class:`LatentClassData` layout.
 
+    ``repeats="include"`` (the models' default) keeps every rating, however many times a
+    rater rated a unit (``repeat_index`` 0, 1, 2, ...): each is one more observation from
+    the rater's confusion matrix, as in Dawid & Skene's (1979) likelihood, and a unit's
+    pattern is the multiset of its (cell, category) ratings, so the order of the repeats
+    does not matter. ``repeats="exclude"`` keeps the first ratings only.
+
     Examples
     --------
     >>> from raterstats.simulate import archehr_like_study

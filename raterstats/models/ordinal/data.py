@@ -105,6 +105,13 @@ def prepare_ordinal(ratings: Ratings, *, length: bool | str = "auto") -> Ordinal
     -------
     OrdinalData
 
+    Notes
+    -----
+    Every rating is an observation, repeated ratings included (any number per rater and
+    unit): each is a draw from the rater's ordinal model of the item's quality, independent
+    given the parameters; nothing is left out. The stored ``observed_data`` marks the
+    repeats (``rating_repeat``).
+
     Raises
     ------
     ModelInputError
