@@ -608,7 +608,7 @@ def part_anaesthesia() -> dict[str, Any]:
     path = DATA_ROOT / "dawid_skene1979_anaesthesia" / "data.csv"
     if not path.exists():
         return {"error": "data not available"}
-    r = read_anaesthesia(path)  # the third ratings of anaesthetist 1 as rater "1 (3rd)"
+    r = read_anaesthesia(path)  # anaesthetist 1: a first rating and two repeats per patient
     out: dict[str, Any] = {"published": list(ANAESTHESIA_PUBLISHED)}
     for method in ("nuts", "em"):
         t0 = time.perf_counter()

@@ -119,12 +119,14 @@ def write_clinical_qa(path: str | Path, *, random_seed: int = DEFAULT_SEED) -> P
 
 def read_anaesthesia(path: str | Path) -> Ratings:
     r"""Read Dawid & Skene's (1979) anaesthesia data from a long CSV with the columns
-    ``item``, ``annotator``, ``repeat`` and ``label`` (1-4), the layout of
+    ``item``, ``annotator``, ``label`` (1-4) and ``repeat``, the layout of
     ``../shared/data/dawid_skene1979_anaesthesia/data.csv`` (not shipped with the package).
 
-    Anaesthetist 1 rated every patient three times; :class:`~raterstats.Ratings` hold one
-    repeat per item x rater, so the second rating is marked as the repeat and the third
-    enters as a rating by the rater ``"1 (3rd)"``; no rating is dropped.
+    Anaesthetist 1 rated every patient three times; ``repeat`` (1, 2, 3: the occurrence of
+    the patient x anaesthetist pair) is read as the occurrence index, so the three ratings
+    are anaesthetist 1's first rating and two repeats (``repeat_index`` 0, 1, 2). No rating
+    is dropped and no rater is invented; the latent-class models count every repeat
+    (``repeats="include"``), as Dawid & Skene's likelihood does.
 
     Examples
     --------
@@ -133,21 +135,14 @@ def read_anaesthesia(path: str | Path) -> Ratings:
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     path = Path(tmp) / "anaesthesia.csv"
     ...     _ = path.write_text(
-    ...         "item,annotator,repeat,label\n1,1,1,1\n1,1,2,1\n1,1,3,2\n1,2,1,3\n")
+    ...         "item,annotator,label,repeat\n1,1,1,1\n1,1,1,2\n1,1,2,3\n1,2,3,1\n")
     ...     r = read_anaesthesia(path)
-    >>> r.n_ratings, sorted(r.data["rater"].unique().to_list())
-    (4, ['1', '1 (3rd)', '2'])
+    >>> r.n_ratings, r.raters, r.data["repeat_index"].to_list()
+    (4, ('1', '2'), [0, 1, 2, 0])
     """
-    f = pl.read_csv(path)
-    rater = (
-        pl.when(pl.col("repeat") == 3)
-        .then(pl.lit("1 (3rd)"))
-        .otherwise(pl.col("annotator").cast(pl.String))
+    return read_ratings(
+        path,
+        columns={S.ITEM: "item", S.RATER: "annotator", S.RATING: "label", S.REPEAT: "repeat"},
+        scale=NominalScale([1, 2, 3, 4]),
+        name="dawid_skene1979_anaesthesia",
     )
-    frame = f.select(
-        pl.col("item").cast(pl.String),
-        rater.alias("rater"),
-        pl.col("label").alias("rating"),
-        (pl.col("repeat") == 2).alias("repeat"),
-    )
-    return read_ratings(frame, scale=NominalScale([1, 2, 3, 4]), name="dawid_skene1979_anaesthesia")

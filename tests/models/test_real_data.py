@@ -37,7 +37,7 @@ def test_anaesthesia_prevalences_match_the_published_bayesian_estimates(data_roo
     path = data_root / "dawid_skene1979_anaesthesia" / "data.csv"
     if not path.exists():
         pytest.skip(f"real data not available: {path}")
-    r = read_anaesthesia(path)  # the third ratings of anaesthetist 1 as rater "1 (3rd)"
+    r = read_anaesthesia(path)  # anaesthetist 1: a first rating and two repeats per patient
     dt = DawidSkene().fit(r, random_seed=1, progress=False)
     prev = dt.posterior["prevalence"].mean(("chain", "draw")).isel(dimension=0).values
     np.testing.assert_allclose(prev, [0.376, 0.408, 0.141, 0.075], atol=0.03)
