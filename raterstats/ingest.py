@@ -1,17 +1,16 @@
 """Read annotation exports (CSV, TSV, Parquet, JSON lines, polars or pandas frames) into a
 validated :class:`~raterstats.Ratings`.
 
-The files are loaded by :mod:`raterstats.readers`; this module resolves the column roles,
-reshapes wide tables (one column per rater) to long ones, and validates every value.
-Validation lists every problem at once in one :class:`RatingsError`
-(:mod:`raterstats.ingest_errors`) — file, 1-based row, column, offending value and what was
-expected — and never drops a row silently: the only rows left out are those the caller
-asked to exclude, and they are counted.
+The files are loaded by :mod:`raterstats.readers` and the column roles resolved by
+:mod:`raterstats.roles`; this module reshapes wide tables (one column per rater) to long
+ones and validates every value. Validation lists every problem at once in one
+:class:`RatingsError` (:mod:`raterstats.ingest_errors`) — file, 1-based row, column,
+offending value and what was expected — and never drops a row silently: the only rows
+left out are those the caller asked to exclude, and they are counted.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -19,79 +18,17 @@ import polars as pl
 
 from raterstats import schema as S
 from raterstats.ingest_errors import Problem, RatingsError
-from raterstats.provenance import Exclusion, Provenance
+from raterstats.provenance import ColumnGuess, Exclusion, Provenance
 from raterstats.ratings import Ratings
 from raterstats.readers import FileFormat, load_source
 from raterstats.repeats import DUPLICATE_POLICIES, number_repeats, parse_repeat_marker
-from raterstats.scales import CategoricalScale, Scale, format_level, infer_scale
+from raterstats.roles import normalize_rater_kinds, resolve_columns
+from raterstats.scales import CategoricalScale, Scale, format_level, infer_scale, number_hint
 
 _WIDE_RATING = "__rating"
 
 
 # ----------------------------------------------------------------------------- columns
-
-
-def _resolve_columns(
-    present: Sequence[str],
-    columns: Mapping[str, str] | None,
-    *,
-    need_rating: bool,
-    problems: list[Problem],
-) -> dict[str, str]:
-    aliases = S.alias_table()
-    mapping: dict[str, str] = {}
-    used: set[str] = set()
-    for key, user_col in (columns or {}).items():
-        role = aliases.get(str(key).lower())
-        if role is None:
-            problems.append(Problem(str(key), None, f"a column role, one of {sorted(S.ROLES)}"))
-            continue
-        if user_col not in present:
-            close = difflib.get_close_matches(str(user_col), list(present), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            problems.append(
-                Problem(
-                    str(user_col),
-                    None,
-                    f"a column of the input for role {role!r} (unknown column; the input has "
-                    f"{list(present)}{hint})",
-                )
-            )
-            mapping[role] = ""  # known role, column missing: do not auto-detect it
-            continue
-        mapping[role] = user_col
-        used.add(user_col)
-    for role in S.ROLES:
-        if role in mapping:
-            continue
-        hits = [c for c in present if c not in used and aliases.get(c.strip().lower()) == role]
-        if len(hits) > 1:
-            problems.append(
-                Problem(
-                    None,
-                    None,
-                    f"one column for role {role!r}, found {hits}; "
-                    f"choose with columns={{{role!r}: ...}}",
-                )
-            )
-        elif hits:
-            mapping[role] = hits[0]
-            used.add(hits[0])
-    required = [S.ITEM, S.RATER, S.RATING] if need_rating else [S.ITEM]
-    for role in required:
-        if role not in mapping:
-            looked = [role, *S.ROLES[role].aliases]
-            close = difflib.get_close_matches(role, [c.lower() for c in present], n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            problems.append(
-                Problem(
-                    None,
-                    None,
-                    f"a column for the required role {role!r} (none of {looked} is in "
-                    f"{list(present)}{hint}; name it with columns={{{role!r}: ...}})",
-                )
-            )
-    return {r: c for r, c in mapping.items() if c}
 
 
 def _group_rows(
@@ -149,16 +86,30 @@ def read_ratings(
         ``{role: user_column}`` for the roles of :mod:`raterstats.schema` (``item``,
         ``rater``, ``rating``, ``segment``, ``dimension``, ``design``, ``system``,
         ``question``, ``length``, ``group``, ``duration_s``, ``confidence``, ``repeat``,
-        ``gold``, ``rater_kind``). Roles not given are found by name, with common aliases
-        (task / worker / label, annotator, judge, score, ...), case-insensitively.
+        ``gold``, ``rater_kind``). Roles not given are found by name, stripped and
+        case-insensitively. Long format: by the role's own name or a common alias (task /
+        worker / label, annotator, judge, score, model, ...); a role found through an
+        alias is listed in the summary ("role 'system' taken from column 'model'"), and
+        two columns naming one role (``rating`` and ``Rating``, ``label`` and ``score``)
+        are an error until ``columns=`` chooses one. Wide format: see ``raters``.
     scale : Scale or mapping of dimension to Scale, optional
         The declared scale(s). When omitted, a scale is inferred per dimension from the
-        values and the summary says so.
+        values (:func:`~raterstats.scales.infer_scale`: numbers however written, ``3`` =
+        ``3.0`` = ``+3``; a rating that is not a number among mostly numbers, such as
+        ``4,0``, is reported as an error, never read as a label) and the summary says so.
     format : {"long", "wide"}
         ``long``: one rating per row. ``wide``: one item per row and one column per rater
         (empty cells are not-rated and are counted in the summary's steps).
     raters : sequence of str, optional
-        Wide format: the rater columns (default: every column without a role).
+        Wide format: the rater columns. Default: every column that is not a role, where
+        the roles are those mapped with ``columns=``, ``item`` (by its name or an alias),
+        the columns of ``keep``, and the other roles found by their own name only
+        (``system``, ``question``, ``segment``, ...). A column named like an alias of a
+        role (``model``, ``judge``, ``score``, ``source``) is read as a rater, and the
+        summary says so, with the ``columns=`` that makes it the role instead. With
+        ``raters`` given, the other columns are resolved as in long format (aliases
+        included, and reported), except ``rater`` / ``rating``, which a wide table
+        cannot have.
     dimension, design : str, optional
         Constant dimension / design for data without such a column.
     missing : {"error", "drop"}
@@ -178,6 +129,15 @@ def read_ratings(
     name : str, optional
         How the source is named in errors and summaries (default: the path, or "a polars
         DataFrame").
+
+    Notes
+    -----
+    Ids (items, raters, systems, ...) are text exactly as written, surrounding white
+    space removed: ``1``, ``01`` and ``1.0`` are three raters. ``rater_kind`` is read
+    stripped and lower-case (``Human`` is ``human``; the summary's steps say when this
+    changed a value); ``human`` and ``llm`` are the kinds analyses know, and any other
+    non-empty kind (``crowd``, ``expert``) is kept and listed in the summary, which says
+    that it does not count as human.
 
     Returns
     -------
@@ -239,7 +199,17 @@ def read_ratings(
     name = name or loaded_as
     problems: list[Problem] = []
     present = [c for c in raw.columns if c != S.ROW]
-    mapping = _resolve_columns(present, columns, need_rating=(format == "long"), problems=problems)
+    guesses: list[ColumnGuess] = []
+    mapping = resolve_columns(
+        present,
+        columns,
+        need_rating=(format == "long"),
+        problems=problems,
+        wide=format == "wide",
+        raters_given=raters is not None,
+        taken=[*(raters or ()), *keep] if format == "wide" else (),
+        guesses=guesses,
+    )
     for k in keep:
         if k not in present:
             problems.append(Problem(k, None, f"a column of the input to keep (has {present})"))
@@ -311,6 +281,8 @@ def read_ratings(
         if empty.any():
             rows = tuple(work.filter(empty).get_column(S.ROW).to_list())
             problems.append(Problem(col_name(role), "", f"a non-empty {role} id", rows))
+
+    work = normalize_rater_kinds(work, steps)
 
     # repeat marker (numbered into repeat / repeat_index with the duplicates check)
     work = parse_repeat_marker(work, column=col_name(S.REPEAT), problems=problems)
@@ -384,6 +356,7 @@ def read_ratings(
         ignored_columns=ignored,
         inferred_scales=tuple(inferred),
         extra_columns=tuple(keep),
+        guessed_roles=tuple(guesses),
     )
     return Ratings(work, scales, provenance=meta)
 
@@ -409,10 +382,16 @@ def _wide_to_long(
         if c not in present:
             problems.append(Problem(c, None, f"a rater column of the input (has {present})"))
     rater_cols = [c for c in rater_cols if c in present]
-    if S.RATER in mapping or S.RATING in mapping:
-        problems.append(
-            Problem(None, None, "no 'rater'/'rating' roles in wide format (each rater is a column)")
-        )
+    for role in (S.RATER, S.RATING):
+        if role in mapping:
+            problems.append(
+                Problem(
+                    mapping[role],
+                    None,
+                    f"no {role!r} role in wide format (each rater is a column; read a table "
+                    "with rater and rating columns with format='long')",
+                )
+            )
     if not rater_cols:
         problems.append(Problem(None, None, "at least one rater column in wide format"))
     if problems:
@@ -464,6 +443,23 @@ def _check_constant_per(
                     tuple(rows),
                 )
             )
+
+
+def _expected_rating(sc: Scale, dim: str, where: str, *, inferred: bool) -> str:
+    """What a valid rating is: the declared scale's levels, or for a numeric scale inferred
+    from the ratings, a number like the others."""
+    if not inferred or (isinstance(sc, CategoricalScale) and not sc.numeric):
+        return sc.expected() + where
+    of = f" of dimension {dim!r}" if where else ""
+    return (
+        f"a number like the other ratings{of} (scale inferred from them: {sc!r}; declare "
+        "scale=NominalScale([...]) if the ratings are labels)"
+    )
+
+
+def _with_hint(expected: str, value: str | None) -> str:
+    hint = "" if value is None else number_hint(value)
+    return f"{expected}; {hint}" if hint else expected
 
 
 def _encode_ratings(
@@ -527,15 +523,16 @@ def _encode_ratings(
             )
         enc = sc.encode(sub.get_column(S.RATING))
         where = f" (dimension {d!r})" if len(dims) > 1 or d != S.DEFAULT_LEVEL else ""
+        expected = _expected_rating(sc, str(d), where, inferred=scale is None)
         if rating_col == _WIDE_RATING:  # wide format: the rating sits in the rater's column
             bad = sub.filter(enc.invalid)
             for rater in bad.get_column(S.RATER).unique(maintain_order=True).to_list():
                 in_col = bad.filter(pl.col(S.RATER) == rater)
                 for v, rows in _group_rows(in_col, pl.Series([True] * in_col.height), S.RATING):
-                    problems.append(Problem(rater, v, sc.expected() + where, rows))
+                    problems.append(Problem(rater, v, _with_hint(expected, v), rows))
         else:
             for v, rows in _group_rows(sub, enc.invalid, S.RATING):
-                problems.append(Problem(rating_col, v, sc.expected() + where, rows))
+                problems.append(Problem(rating_col, v, _with_hint(expected, v), rows))
         sub = sub.with_columns(enc.rating.alias(S.RATING), enc.value, enc.code)
         if S.GOLD in sub.columns:
             genc = sc.encode(sub.get_column(S.GOLD))
@@ -544,7 +541,7 @@ def _encode_ratings(
                     Problem(
                         mapping.get(S.GOLD, S.GOLD),
                         v,
-                        "a gold label on the scale: " + sc.expected() + where,
+                        _with_hint("a gold label on the scale: " + sc.expected() + where, v),
                         rows,
                     )
                 )

@@ -2,7 +2,8 @@
 
 :class:`Exclusion` counts rows removed for a stated reason; :class:`Provenance` holds the
 source, the exclusions, the processing steps and what ingest noticed (columns left unused,
-scales inferred). The summary (:class:`~raterstats.RatingsSummary`) reports both.
+scales inferred, column roles guessed from a name: :class:`ColumnGuess`). The summary
+(:class:`~raterstats.RatingsSummary`) reports both.
 """
 
 from __future__ import annotations
@@ -28,6 +29,49 @@ class Exclusion:
 
 
 @dataclass(frozen=True)
+class ColumnGuess:
+    """A column whose role was decided from its name being an alias, not by the user.
+
+    Attributes
+    ----------
+    column : str
+        The column of the source.
+    role : str
+        The role its name matches (aliases: ``model`` -> ``system``, ``score`` -> ``rating``).
+    as_rater : bool
+        False: the column was taken as that role (long format, or the ``item`` of a wide
+        table). True: wide format, where every column not named as a role is a rater: the
+        column was read as a rater although its name matches ``role`` (an alias, or the
+        role's own name when ``columns=`` maps the role to another column).
+
+    Examples
+    --------
+    >>> print(ColumnGuess("model", "system", as_rater=False))  # doctest: +NORMALIZE_WHITESPACE
+    role 'system' taken from column 'model' (an alias of 'system'); map it with
+    columns={'system': ...} if that is wrong
+    >>> print(ColumnGuess("model", "system", as_rater=True))  # doctest: +NORMALIZE_WHITESPACE
+    column 'model' read as a rater (wide format), although its name matches role 'system';
+    map it with columns={'system': 'model'} if it is not a rater
+    """
+
+    column: str
+    role: str
+    as_rater: bool = False
+
+    def __str__(self) -> str:
+        if self.as_rater:
+            return (
+                f"column {self.column!r} read as a rater (wide format), although its name "
+                f"matches role {self.role!r}; map it with "
+                f"columns={{{self.role!r}: {self.column!r}}} if it is not a rater"
+            )
+        return (
+            f"role {self.role!r} taken from column {self.column!r} (an alias of "
+            f"{self.role!r}); map it with columns={{{self.role!r}: ...}} if that is wrong"
+        )
+
+
+@dataclass(frozen=True)
 class Provenance:
     """The history of a :class:`~raterstats.Ratings` table.
 
@@ -45,6 +89,10 @@ class Provenance:
         Dimensions whose scale was inferred from the values rather than declared.
     extra_columns : tuple of str
         Columns without a role kept at the user's request.
+    guessed_roles : tuple of ColumnGuess
+        Columns whose role (or, in wide format, whose reading as a rater) was decided
+        because their name is an alias of a role, not by the user's ``columns=`` or by the
+        role's own name.
 
     Examples
     --------
@@ -59,6 +107,7 @@ class Provenance:
     ignored_columns: tuple[str, ...] = ()
     inferred_scales: tuple[str, ...] = ()
     extra_columns: tuple[str, ...] = ()
+    guessed_roles: tuple[ColumnGuess, ...] = ()
 
 
-__all__ = ["Exclusion", "Provenance"]
+__all__ = ["ColumnGuess", "Exclusion", "Provenance"]

@@ -95,7 +95,7 @@ class Ratings:
     design), ``repeat_index`` (0 for the first rating, 1, 2, ... for the repeats in order),
     ``source_row`` (1-based row in the source), and any optional roles present
     (``system``, ``question``, ``group``, ``rater_kind``, ``length``, ``duration_s``,
-    ``confidence``, ``gold``).
+    ``confidence``, ``gold``). ``rater_kind`` is kept stripped and lower-case.
 
     Parameters
     ----------
@@ -155,6 +155,9 @@ class Ratings:
             if data.get_column(col).null_count():
                 raise ValueError(f"Ratings: column {col!r} has nulls")
         data = _checked_repeats(data)
+        if S.RATER_KIND in data.columns and data.schema[S.RATER_KIND] == pl.String:
+            kind = pl.col(S.RATER_KIND)
+            data = data.with_columns(kind.str.strip_chars().str.to_lowercase())
         ordered = [c for c in S.COLUMN_ORDER if c in data.columns]
         ordered += [c for c in data.columns if c not in ordered]
         self._data = data.select(ordered)
@@ -316,6 +319,8 @@ class Ratings:
             if col not in self._data.columns:
                 raise KeyError(f"the ratings have no {col!r} column")
             vals = _as_list(wanted)
+            if col == S.RATER_KIND:  # stored stripped and lower-case: "Human" finds "human"
+                vals = [S.normalize_rater_kind(v) for v in vals]
             present = set(self._data.get_column(col).unique().to_list())
             unknown = [v for v in vals if v not in present]
             if unknown:
@@ -328,7 +333,8 @@ class Ratings:
         """Select ratings by ``dimension``, ``design``, ``group``, ``system``, ``rater``,
         ``item``, ``question``, ``segment``, ``rater_kind``, ``repeat`` or ``repeat_index``
         (a value or a list): ``repeat=False`` keeps the first ratings, ``repeat_index=1``
-        the first repeat of every key.
+        the first repeat of every key. ``rater_kind`` is stored stripped and lower-case and
+        matched so: ``"Human"`` selects the ``human`` raters.
 
         Selecting is not excluding: use :meth:`exclude` to remove data for a reason that the
         summary should report.
@@ -671,6 +677,7 @@ def concat_ratings(parts: Sequence[Ratings]) -> Ratings:
         source=parts[0].source,
         exclusions=tuple(e for p in parts for e in p.exclusions),
         steps=(f"concat({len(parts)} parts)",),
+        guessed_roles=tuple(dict.fromkeys(g for p in parts for g in p.provenance.guessed_roles)),
     )
     return Ratings(data, scales, provenance=meta)
 

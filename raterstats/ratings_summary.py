@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from raterstats import schema as S
-from raterstats.formatting import markdown_table
-from raterstats.provenance import Exclusion
+from raterstats.formatting import escape_markdown_cell, markdown_table
+from raterstats.provenance import ColumnGuess, Exclusion
 
 if TYPE_CHECKING:
     from raterstats.ratings import Ratings
@@ -29,7 +29,10 @@ class RatingsSummary:
     ``panel_coverage`` (share of the unit x rater cells of each item's own raters that
     hold a rating: 1 when every rater of an item rated all its units) and ``matrix_fill``
     (share of the full units x raters matrix that holds a rating).
-    ``raters`` has ratings per rater.
+    ``raters`` has ratings per rater. ``rater_kinds`` counts the raters of each
+    ``rater_kind`` (empty without that column); ``guessed_roles`` lists the columns whose
+    role was decided from an alias of a role name (see
+    :class:`~raterstats.provenance.ColumnGuess`).
     """
 
     source: str | None
@@ -51,6 +54,8 @@ class RatingsSummary:
     ignored_columns: tuple[str, ...]
     inferred_scales: tuple[str, ...]
     notes: tuple[str, ...] = field(default=())
+    guessed_roles: tuple[ColumnGuess, ...] = field(default=())
+    rater_kinds: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, r: Ratings) -> RatingsSummary:
@@ -143,6 +148,11 @@ class RatingsSummary:
             .sort(S.RATER)
         )
         seg = d.filter(pl.col(S.SEGMENT).is_not_null()).select(S.ITEM, S.SEGMENT).unique()
+        kinds = (
+            d.group_by(S.RATER_KIND).agg(pl.col(S.RATER).n_unique()).sort(S.RATER_KIND).rows()
+            if S.RATER_KIND in d.columns
+            else []
+        )
         meta = r.provenance
         return cls(
             source=meta.source,
@@ -163,6 +173,8 @@ class RatingsSummary:
             steps=meta.steps,
             ignored_columns=meta.ignored_columns,
             inferred_scales=meta.inferred_scales,
+            guessed_roles=meta.guessed_roles,
+            rater_kinds=dict(kinds),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -186,6 +198,11 @@ class RatingsSummary:
             "steps": list(self.steps),
             "ignored_columns": list(self.ignored_columns),
             "inferred_scales": list(self.inferred_scales),
+            "guessed_roles": [
+                {"column": g.column, "role": g.role, "as_rater": g.as_rater, "note": str(g)}
+                for g in self.guessed_roles
+            ],
+            "rater_kinds": dict(self.rater_kinds),
         }
 
     def to_markdown(self) -> str:
@@ -205,6 +222,7 @@ class RatingsSummary:
             lines.append(f"- questions: {self.n_questions}")
         lines.append(f"- dimensions: {', '.join(self.dimensions)}")
         lines.append(f"- designs: {', '.join(self.designs)}")
+        lines += self._role_lines()
         lines += ["", "## Scales", ""]
         lines += [
             f"- {k}: `{v}`" + (" (inferred)" if k in self.inferred_scales else "")
@@ -222,6 +240,28 @@ class RatingsSummary:
         if self.steps:
             lines += ["", "## Steps since ingest", ""] + [f"1. {s}" for s in self.steps]
         return "\n".join(lines) + "\n"
+
+    def _role_lines(self) -> list[str]:
+        """Rater kinds found, and every column role decided from an alias of a role name."""
+        lines = []
+        if self.rater_kinds:
+            kinds = ", ".join(
+                f"{escape_markdown_cell(k)} ({n} rater{'s' if n != 1 else ''})"
+                for k, n in self.rater_kinds.items()
+            )
+            lines.append(f"- rater kinds: {kinds}")
+            other = [k for k in self.rater_kinds if k not in S.RATER_KINDS]
+            if other:
+                shown = ", ".join(escape_markdown_cell(repr(k)) for k in other)
+                lines.append(
+                    f"- rater kinds other than 'human' and 'llm' ({shown}) are not 'human': "
+                    "analyses of human raters (design comparisons, costs, judge agreement) "
+                    "leave them out, and the ordinal model fits them apart, like an LLM judge"
+                )
+        if self.guessed_roles:
+            lines += ["", "## Column roles read from names", ""]
+            lines += [f"- {escape_markdown_cell(str(g))}" for g in self.guessed_roles]
+        return lines
 
     def __str__(self) -> str:
         return self.to_markdown()

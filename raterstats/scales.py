@@ -18,6 +18,7 @@ Maps change a scale: :class:`Collapse` merges levels (5-point to 3-point Likert)
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -347,32 +348,108 @@ class IntervalScale(Scale):
         return f"IntervalScale(low={self.low!r}, high={self.high!r})"
 
 
+#: :func:`infer_scale` infers a numeric scale when more than this share of the non-empty
+#: ratings are finite numbers (the rest are then ratings off the scale, reported at ingest).
+NUMERIC_BULK = 0.5
+
+_DECIMAL_COMMA = re.compile(r"[+-]?[0-9]*,[0-9]+")
+
+
+def number_hint(token: str) -> str:
+    """How a rating that is not a number was probably meant, or ``""``.
+
+    A decimal comma (``4,0``) and non-ASCII digits (``３``) are the usual slips of a
+    spreadsheet export; the hint says what to write instead.
+
+    Parameters
+    ----------
+    token : str
+        The rating as written.
+
+    Returns
+    -------
+    str
+        The hint, or an empty string when the token does not look like a number.
+
+    Examples
+    --------
+    >>> number_hint("4,0")
+    "'4,0' has a decimal comma: write 4.0"
+    >>> number_hint("yes")
+    ''
+    """
+    t = str(token).strip()
+    if _DECIMAL_COMMA.fullmatch(t):
+        return f"{token!r} has a decimal comma: write {t.replace(',', '.')}"
+    if t and not t.isascii():
+        try:
+            f = float(t)
+        except ValueError:
+            return ""
+        if math.isfinite(f):
+            return f"{token!r} has non-ASCII digits: write {format_level(f)}"
+    return ""
+
+
 def infer_scale(raw: pl.Series) -> Scale:
-    """Infer a scale from raw ratings: integers with at most 11 distinct values give an
-    :class:`OrdinalScale` of the observed values, other numbers an :class:`IntervalScale`,
-    text a :class:`NominalScale` of the observed labels (sorted).
+    """Infer a scale from raw ratings.
+
+    Numbers are read as numbers, however written (``3``, ``3.0``, `` 3 ``, ``+3``,
+    ``03`` and ``3.00`` are the one level 3, as on a declared scale). When more than half
+    of the non-empty ratings (:data:`NUMERIC_BULK`) are finite numbers, the scale is
+    numeric: integers with 2 to 11 distinct values give an :class:`OrdinalScale` of the
+    observed values, other numbers an :class:`IntervalScale`; the ratings that are not
+    numbers (``4,0``, ``n/a``) are then not on the scale, and
+    :func:`~raterstats.read_ratings` reports each of them instead of switching to labels.
+    Otherwise the ratings are labels: a :class:`NominalScale` of the observed labels
+    (sorted, as written).
+
+    Parameters
+    ----------
+    raw : pl.Series
+        The ratings (text or numbers); nulls and empty strings are ignored.
+
+    Returns
+    -------
+    Scale
 
     Raises
     ------
     ValueError
-        When fewer than two distinct ratings are present (no scale can be inferred).
+        When fewer than two distinct ratings are present (no scale can be inferred), or
+        when labels include one number written two ways (``1`` and ``1.0``).
 
     Examples
     --------
     >>> import polars as pl
-    >>> infer_scale(pl.Series(["1", "3", "5", "3"]))
+    >>> infer_scale(pl.Series(["1", "3", "5", "3.0", " 3", "4,0"]))
     OrdinalScale([1, 3, 5])
+    >>> infer_scale(pl.Series(["yes", "partially", "no"]))
+    NominalScale(['no', 'partially', 'yes'])
     """
     text = raw.cast(pl.String).str.strip_chars().drop_nulls()
+    text = text.filter(text != "")
     if text.len() == 0:
         raise ValueError("no ratings to infer a scale from")
-    as_float = _parse_float(text)
-    if as_float.null_count() == 0:
-        distinct = sorted(set(as_float.to_list()))
+    as_float = text.cast(pl.Float64, strict=False)
+    finite = (as_float.is_not_null() & as_float.is_finite()).fill_null(False)
+    if int(finite.sum()) > NUMERIC_BULK * text.len():
+        distinct = sorted(set(as_float.filter(finite).to_list()))
         if all(float(v).is_integer() for v in distinct) and 2 <= len(distinct) <= 11:
             return OrdinalScale([int(v) for v in distinct])
         return IntervalScale()
     labels = sorted(set(text.to_list()))
+    spellings: dict[float, list[str]] = {}
+    for label, number in zip(labels, _parse_float(pl.Series(labels)).to_list(), strict=True):
+        if number is not None and math.isfinite(number):
+            spellings.setdefault(number, []).append(label)
+    same = [v for v in spellings.values() if len(v) > 1]
+    if same:
+        raise ValueError(
+            f"the ratings are mostly labels, and {same[0]} are one number written "
+            "differently; declare the scale (e.g. scale=NominalScale([...]) with one "
+            "spelling, after correcting the data)"
+        )
     if len(labels) < 2:
         raise ValueError(f"only one distinct rating ({labels[0]!r}); declare the scale")
     return NominalScale(labels)

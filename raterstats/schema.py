@@ -159,10 +159,18 @@ ROLES: dict[str, Role] = {
             "id",
             False,
             ("rater_type", "annotator_type"),
-            "kind of rater, e.g. 'human' or 'llm'",
+            "kind of rater: 'human' or 'llm' (any other non-empty kind, e.g. 'crowd', is "
+            "kept); read stripped and lower-case",
         ),
     )
 }
+
+#: The rater kinds analyses know: human-only analyses (design comparisons, budgets, the
+#: ordinal model's pooled raters) keep ``rater_kind == HUMAN``; every other kind, ``LLM``
+#: included, is treated as an automatic judge there.
+HUMAN = "human"
+LLM = "llm"
+RATER_KINDS = (HUMAN, LLM)
 
 #: Columns that identify one rating of :attr:`raterstats.Ratings.data`; no two rows share a
 #: key (at ingest, two rows that would are duplicates: see ``read_ratings(duplicates=...)``).
@@ -215,3 +223,53 @@ def alias_table() -> dict[str, str]:
         for alias in role.aliases:
             table[alias] = role.name
     return table
+
+
+def role_of_column(name: str) -> tuple[str, bool] | None:
+    """The role a column name stands for, and whether it is the role's own name.
+
+    Names are compared stripped and case-insensitively.
+
+    Parameters
+    ----------
+    name : str
+        A column name of the input.
+
+    Returns
+    -------
+    tuple of (str, bool) or None
+        ``(role, True)`` for the canonical name (``Rater``), ``(role, False)`` for an alias
+        (``worker``), None for a name that is no role.
+
+    Examples
+    --------
+    >>> from raterstats.schema import role_of_column
+    >>> role_of_column(" Item"), role_of_column("model"), role_of_column("physician1")
+    (('item', True), ('system', False), None)
+    """
+    key = str(name).strip().lower()
+    role = alias_table().get(key)
+    if role is None:
+        return None
+    return role, key == role
+
+
+def normalize_rater_kind(kind: str) -> str:
+    """A rater kind as stored: stripped and lower-case (``" Human"`` -> ``"human"``).
+
+    Parameters
+    ----------
+    kind : str
+        The kind as written.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from raterstats.schema import normalize_rater_kind
+    >>> normalize_rater_kind(" LLM ")
+    'llm'
+    """
+    return str(kind).strip().lower()

@@ -308,17 +308,21 @@ def prepare_latent_class(
     if gold_col:
         g = (
             frame.filter(pl.col("_gold").is_not_null())
-            .group_by("_unit", "_dim")
-            .agg(pl.col("_gold").unique())
+            .group_by("_unit", "_dim", S.ITEM, "_seg", maintain_order=True)
+            .agg(pl.col("_gold").unique().sort())
+            .sort("_unit")
         )
         bad = []
-        for u, d, vals in g.iter_rows():
+        for u, d, item, seg, vals in g.iter_rows():
+            where = f"item {item!r}" + (f", segment {seg!r}" if seg else "")
+            if len(dims) > 1 or dims[d] != S.DEFAULT_LEVEL:
+                where += f", dimension {dims[d]!r}"
             if len(vals) > 1:
-                bad.append(f"unit {u}: several gold labels {vals}")
+                bad.append(f"{where}: several gold labels {vals}; give it one gold label")
                 continue
             lookup = {c: i for i, c in enumerate(categories[d])}
             if vals[0] not in lookup:
-                bad.append(f"gold {vals[0]!r} is not a level of dimension {dims[d]!r}")
+                bad.append(f"{where}: gold {vals[0]!r} is not a level of the dimension's scale")
                 continue
             unit_gold[u] = lookup[vals[0]]
         if bad:
