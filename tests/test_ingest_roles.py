@@ -483,5 +483,5 @@ def test_concatenated_ratings_keep_the_guessed_roles():
     """issue 18, item 4 (b): the note survives concat_ratings."""
     frame = pl.DataFrame({"item": ["a", "a"], "rater": ["x", "y"], "score": ["1", "2"]})
     r = read_ratings(frame, scale=LIKERT)
-    both = concat_ratings([r, r.filter(rater="x")])
+    both = concat_ratings([r.filter(rater="x"), r.filter(rater="y")])
     assert both.summary().guessed_roles == (ColumnGuess("score", "rating"),)
