@@ -21,7 +21,7 @@ from raterstats import schema as S
 from raterstats.ingest_errors import Problem, RatingsError
 from raterstats.provenance import Exclusion, Provenance
 from raterstats.ratings import Ratings
-from raterstats.readers import FileFormat, load_source
+from raterstats.readers import FileFormat, LoadedSource, read_source
 from raterstats.scales import CategoricalScale, Scale, format_level, infer_scale
 
 _TRUE = {"true", "t", "yes", "y", "1", "repeat", "repeated"}
@@ -67,14 +67,8 @@ def _resolve_columns(
             continue
         hits = [c for c in present if c not in used and aliases.get(c.strip().lower()) == role]
         if len(hits) > 1:
-            problems.append(
-                Problem(
-                    None,
-                    None,
-                    f"one column for role {role!r}, found {hits}; "
-                    f"choose with columns={{{role!r}: ...}}",
-                )
-            )
+            problems.append(_role_clash(role, hits))
+            mapping[role] = ""  # found, but ambiguous: not also "missing"
         elif hits:
             mapping[role] = hits[0]
             used.add(hits[0])
@@ -93,6 +87,19 @@ def _resolve_columns(
                 )
             )
     return {r: c for r, c in mapping.items() if c}
+
+
+def _role_clash(role: str, hits: Sequence[str]) -> Problem:
+    """Several columns for one role (``rating`` and ``Rating``, ``label`` and ``score``)."""
+    named = ", ".join(repr(h) for h in hits[:-1]) + f" and {hits[-1]!r}"
+    choose = " or ".join(f"columns={{{role!r}: {h!r}}}" for h in hits)
+    both = "both" if len(hits) == 2 else "all"
+    return Problem(
+        None,
+        None,
+        f"one column for role {role!r}: the columns {named} {both} name it (names are matched "
+        f"case-insensitively, with aliases); choose one with {choose}",
+    )
 
 
 def _group_rows(
@@ -152,6 +159,7 @@ def read_ratings(
     keep: Sequence[str] = (),
     file_format: FileFormat | None = None,
     encoding: str = "utf-8",
+    separator: str | None = None,
     name: str | None = None,
 ) -> Ratings:
     """Read ratings from a file or a frame and validate them.
@@ -185,6 +193,11 @@ def read_ratings(
         Override the format implied by the file suffix.
     encoding : str
         Text encoding of CSV / TSV / JSON files.
+    separator : str, optional
+        The delimiter of a CSV / TSV file. By default a ``.tsv`` file is split on tabs and
+        the delimiter of a ``.csv`` file (comma, semicolon, tab or pipe) is sniffed from its
+        header and first rows; a sniffed delimiter other than the comma is listed in the
+        summary's steps.
     name : str, optional
         How the source is named in errors and summaries (default: the path, or "a polars
         DataFrame").
@@ -212,27 +225,36 @@ def read_ratings(
         raise ValueError(f"format must be 'long' or 'wide', not {format!r}")
     if missing not in ("error", "drop"):
         raise ValueError(f"missing must be 'error' or 'drop', not {missing!r}")
-    raw, loaded_as = load_source(source, file_format=file_format, encoding=encoding)
-    name = name or loaded_as
+    loaded = read_source(source, file_format=file_format, encoding=encoding, separator=separator)
+    raw = loaded.frame
+    name = name or loaded.name
     problems: list[Problem] = []
     present = [c for c in raw.columns if c != S.ROW]
     mapping = _resolve_columns(present, columns, need_rating=(format == "long"), problems=problems)
+    required = [S.ITEM, S.RATER, S.RATING] if format == "long" else [S.ITEM]
+    if loaded.separator_note and any(role not in mapping for role in required):
+        problems.append(Problem(None, None, loaded.separator_note))
     for k in keep:
         if k not in present:
             problems.append(Problem(k, None, f"a column of the input to keep (has {present})"))
-    steps: list[str] = []
+    steps: list[str] = list(loaded.steps)
     rater_cols: list[str] = []
+    as_loaded = raw
     if format == "wide":
-        raw, rater_cols, step = _wide_to_long(
-            raw,
-            name=name,
-            present=present,
-            mapping=mapping,
-            raters=raters,
-            keep=keep,
-            problems=problems,
-        )
+        try:
+            raw, rater_cols, step = _wide_to_long(
+                raw,
+                name=name,
+                present=present,
+                mapping=mapping,
+                raters=raters,
+                keep=keep,
+                problems=problems,
+            )
+        except RatingsError as err:  # with what loading found, all at once
+            raise RatingsError(name, [*loaded.problems, *err.problems]) from None
         steps.append(step)
+    raw = _drop_nested_in_roles(raw, as_loaded, loaded, [*mapping.values(), *rater_cols], problems)
 
     used = set(mapping.values()) | set(keep) | set(rater_cols if format == "wide" else ())
     ignored = tuple(c for c in present if c not in used)
@@ -361,8 +383,8 @@ def read_ratings(
     _check_constant_per(work, mapping, problems)
     _check_duplicates(work, mapping, problems)
 
-    if problems:
-        raise RatingsError(name, problems)
+    if problems or loaded.problems:
+        raise RatingsError(name, [*loaded.problems, *problems])
 
     meta = Provenance(
         source=name,
@@ -373,6 +395,28 @@ def read_ratings(
         extra_columns=tuple(keep),
     )
     return Ratings(work, scales, provenance=meta)
+
+
+def _drop_nested_in_roles(
+    raw: pl.DataFrame,
+    as_loaded: pl.DataFrame,
+    loaded: LoadedSource,
+    role_cols: Sequence[str],
+    problems: list[Problem],
+) -> pl.DataFrame:
+    """A list or object (JSON, Parquet, frames) where one value is expected is a problem per
+    column and value; those rows are left out of further checks (lists in columns without a
+    role are kept as JSON text)."""
+    bad: set[int] = set()
+    for c in dict.fromkeys(role_cols):
+        rows = loaded.nested.get(c, ())
+        if not rows:
+            continue
+        mask = as_loaded.get_column(S.ROW).is_in(rows)
+        for v, at in _group_rows(as_loaded, mask, c):
+            problems.append(Problem(c, v, "a scalar value, not a list or object", at))
+        bad.update(rows)
+    return raw.filter(~pl.col(S.ROW).is_in(sorted(bad))) if bad else raw
 
 
 def _wide_to_long(
