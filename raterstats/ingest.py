@@ -20,7 +20,7 @@ from raterstats import schema as S
 from raterstats.ingest_errors import Problem, RatingsError
 from raterstats.provenance import ColumnGuess, Exclusion, Provenance
 from raterstats.ratings import Ratings
-from raterstats.readers import FileFormat, load_source
+from raterstats.readers import FileFormat, LoadedSource, read_source
 from raterstats.repeats import DUPLICATE_POLICIES, number_repeats, parse_repeat_marker
 from raterstats.roles import normalize_rater_kinds, resolve_columns
 from raterstats.scales import CategoricalScale, Scale, format_level, infer_scale, number_hint
@@ -73,6 +73,7 @@ def read_ratings(
     keep: Sequence[str] = (),
     file_format: FileFormat | None = None,
     encoding: str = "utf-8",
+    separator: str | None = None,
     name: str | None = None,
 ) -> Ratings:
     """Read ratings from a file or a frame and validate them.
@@ -126,6 +127,11 @@ def read_ratings(
         Override the format implied by the file suffix.
     encoding : str
         Text encoding of CSV / TSV / JSON files.
+    separator : str, optional
+        The delimiter of a CSV / TSV file. By default a ``.tsv`` file is split on tabs and
+        the delimiter of a ``.csv`` file (comma, semicolon, tab or pipe) is sniffed from its
+        header and first rows; a sniffed delimiter other than the comma is listed in the
+        summary's steps.
     name : str, optional
         How the source is named in errors and summaries (default: the path, or "a polars
         DataFrame").
@@ -195,8 +201,9 @@ def read_ratings(
             f"duplicates must be one of {', '.join(map(repr, DUPLICATE_POLICIES))}, "
             f"not {duplicates!r}"
         )
-    raw, loaded_as = load_source(source, file_format=file_format, encoding=encoding)
-    name = name or loaded_as
+    loaded = read_source(source, file_format=file_format, encoding=encoding, separator=separator)
+    raw = loaded.frame
+    name = name or loaded.name
     problems: list[Problem] = []
     present = [c for c in raw.columns if c != S.ROW]
     guesses: list[ColumnGuess] = []
@@ -210,22 +217,30 @@ def read_ratings(
         taken=[*(raters or ()), *keep] if format == "wide" else (),
         guesses=guesses,
     )
+    required = [S.ITEM, S.RATER, S.RATING] if format == "long" else [S.ITEM]
+    if loaded.separator_note and any(role not in mapping for role in required):
+        problems.append(Problem(None, None, loaded.separator_note))
     for k in keep:
         if k not in present:
             problems.append(Problem(k, None, f"a column of the input to keep (has {present})"))
-    steps: list[str] = []
+    steps: list[str] = list(loaded.steps)
     rater_cols: list[str] = []
+    as_loaded = raw
     if format == "wide":
-        raw, rater_cols, step = _wide_to_long(
-            raw,
-            name=name,
-            present=present,
-            mapping=mapping,
-            raters=raters,
-            keep=keep,
-            problems=problems,
-        )
+        try:
+            raw, rater_cols, step = _wide_to_long(
+                raw,
+                name=name,
+                present=present,
+                mapping=mapping,
+                raters=raters,
+                keep=keep,
+                problems=problems,
+            )
+        except RatingsError as err:  # with what loading found, all at once
+            raise RatingsError(name, [*loaded.problems, *err.problems]) from None
         steps.append(step)
+    raw = _drop_nested_in_roles(raw, as_loaded, loaded, [*mapping.values(), *rater_cols], problems)
 
     used = set(mapping.values()) | set(keep) | set(rater_cols if format == "wide" else ())
     ignored = tuple(c for c in present if c not in used)
@@ -346,8 +361,8 @@ def read_ratings(
     excluded += dup_excluded
     steps += dup_steps
 
-    if problems:
-        raise RatingsError(name, problems)
+    if problems or loaded.problems:
+        raise RatingsError(name, [*loaded.problems, *problems])
 
     meta = Provenance(
         source=name,
@@ -359,6 +374,28 @@ def read_ratings(
         guessed_roles=tuple(guesses),
     )
     return Ratings(work, scales, provenance=meta)
+
+
+def _drop_nested_in_roles(
+    raw: pl.DataFrame,
+    as_loaded: pl.DataFrame,
+    loaded: LoadedSource,
+    role_cols: Sequence[str],
+    problems: list[Problem],
+) -> pl.DataFrame:
+    """A list or object (JSON, Parquet, frames) where one value is expected is a problem per
+    column and value; those rows are left out of further checks (lists in columns without a
+    role are kept as JSON text)."""
+    bad: set[int] = set()
+    for c in dict.fromkeys(role_cols):
+        rows = loaded.nested.get(c, ())
+        if not rows:
+            continue
+        mask = as_loaded.get_column(S.ROW).is_in(rows)
+        for v, at in _group_rows(as_loaded, mask, c):
+            problems.append(Problem(c, v, "a scalar value, not a list or object", at))
+        bad.update(rows)
+    return raw.filter(~pl.col(S.ROW).is_in(sorted(bad))) if bad else raw
 
 
 def _wide_to_long(

@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "raterstats.recode": 2,
     "raterstats.ratings": 2,
     "raterstats.ratings_summary": 2,
+    "raterstats.delimited": 2,
     "raterstats.readers": 2,
     "raterstats.repeats": 2,
     "raterstats.roles": 2,
