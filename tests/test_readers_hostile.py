@@ -213,8 +213,8 @@ def test_case_variant_columns_give_one_clear_message(tmp_path):
     with pytest.raises(RatingsError) as info:
         read_ratings(path, scale=LIKERT)
     (p,) = info.value.problems
-    assert "'rating' and 'Rating'" in p.expected
-    assert "columns={'rating': 'rating'} or columns={'rating': 'Rating'}" in p.expected
+    assert "'rating', 'Rating'" in p.expected
+    assert "choose one with columns={'rating': 'rating'}" in p.expected
     assert "required role" not in str(info.value)
     r = read_ratings(path, columns={"rating": "Rating"}, scale=LIKERT)
     assert r.data["rating"].to_list() == ["2", "3"]
