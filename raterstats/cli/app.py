@@ -84,7 +84,7 @@ class RaterstatsGroup(TyperGroup):
     Usage errors (``typer.BadParameter``) are Click's: exit 2 with the usage line.
     """
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:
         """Run the command; translate what it raises."""
         try:
             return super().invoke(ctx)

@@ -37,6 +37,7 @@ from raterstats.cli.study import (
     parse_value,
 )
 from raterstats.cli.studyfile import (
+    check_choice,
     check_probability,
     did_you_mean,
     fit_methods,
@@ -60,6 +61,7 @@ from raterstats.files import write_atomic
 from raterstats.inference import SAMPLERS
 from raterstats.models import MACE, registered_models
 from raterstats.ranking import rank_methods
+from raterstats.scales import SCORE_MAPS
 
 #: the model ``raterstats fit`` fits when none is given
 DEFAULT_MODEL = MACE.name
@@ -268,8 +270,8 @@ def fit(
     from raterstats.models import ModelInputError, model_class
 
     s = data.to_study()
-    target = output(Path(s.option("fit", "out", out, "fit.nc")))
-    assert target is not None
+    target = Path(s.option("fit", "out", out, "fit.nc"))
+    output(target)
     name = str(s.option("fit", "model", model, DEFAULT_MODEL))
     try:
         cls = model_class(name)
@@ -281,15 +283,17 @@ def fit(
         spec = cls(**options)
     except (TypeError, ValueError) as err:
         raise fail(f"model {name}: {err}", 2) from None
-    ratings = load_ratings(s)
     settings: dict[str, Any] = {
-        "method": str(s.option("fit", "method", method, METHOD)),
-        "sampler": str(s.option("fit", "sampler", sampler, SAMPLER)),
+        "method": check_choice(s.option("fit", "method", method, METHOD), cls.methods, "--method"),
+        "sampler": check_choice(
+            s.option("fit", "sampler", sampler, SAMPLER), SAMPLERS, "--sampler"
+        ),
         "draws": int(s.option("fit", "draws", draws, DRAWS)),
         "tune": int(s.option("fit", "tune", tune, TUNE)),
         "chains": int(s.option("fit", "chains", chains, CHAINS)),
         "random_seed": int(s.option("fit", "seed", seed, RANDOM_SEED)),
     }
+    ratings = load_ratings(s)
     with spinner(f"fitting {spec!r} ({settings['method']})") as say:
         try:
             dt = spec.fit(ratings, progress=False, **settings)
@@ -365,23 +369,23 @@ def rank(
     }
     sm = s.option("rank", "score_map", score_map, None)
     if sm is not None:
+        if isinstance(sm, str):
+            check_choice(sm, list(SCORE_MAPS), "--score-map")
         kwargs["score_map"] = sm
     fit_path = s.option("rank", "fit", fit_file, None)
     src: Any
     if fit_path is not None:
+        scores = rank_scores()
+        kwargs["score"] = check_choice(
+            s.option("rank", "score", score, scores[0]), scores, "--score"
+        )
         src = open_fit(Path(fit_path))
-        kwargs["score"] = str(s.option("rank", "score", score, rank_scores()[0]))
-        if kwargs["score"] not in rank_scores():
-            raise fail(
-                f"--score {kwargs['score']!r}{did_you_mean(kwargs['score'], rank_scores())}: "
-                f"use one of {', '.join(rank_scores())}",
-                2,
-            )
         if s.data is not None:
             kwargs["ratings"] = load_ratings(s)
     else:
+        chosen = s.option("rank", "method", method, "mean")
+        kwargs["method"] = check_choice(chosen, list(rank_methods()), "--method")
         src = load_ratings(s)
-        kwargs["method"] = str(s.option("rank", "method", method, "mean"))
     with spinner("ranking the systems"):
         try:
             ds = rank_systems(src, **kwargs)
@@ -433,13 +437,14 @@ def designs(
     path = s.option("designs", "fit", fit_file, None)
     if path is None:
         raise fail("designs needs --fit FIT.nc (an OrdinalRaters fit)", 2)
+    levels = parse_level_map(s.option("designs", "level_map", level_map, None))
     dt = open_fit(Path(path))
     with spinner("comparing designs"):
         try:
             ds = compare_designs(
                 dt,
                 n_replicates=int(s.option("designs", "n_replicates", n_replicates, 100)),
-                level_map=parse_level_map(s.option("designs", "level_map", level_map, None)),
+                level_map=levels,
                 ci_prob=float(s.option("designs", "ci", ci, ci_prob())),
                 random_seed=int(s.option("designs", "seed", seed, RANDOM_SEED)),
             )

@@ -1,9 +1,10 @@
 """The data options of the commands that read ratings, defined once: from the command line
 and a TOML study file to :class:`~raterstats.Ratings`.
 
-Every such command takes the same seven options (:class:`DataOptions`): the file (or
+Every such command takes the same eight options (:class:`DataOptions`): the file (or
 ``data`` of the study file), ``--column ROLE=COLUMN``, ``--scale``, ``--wide/--long``,
-``--filter KEY=VALUE``, ``--collapse`` and ``--study``. A command declares them with one
+``--filter KEY=VALUE``, ``--collapse``, ``--duplicates`` and ``--study``. The study file
+is checked against :data:`raterstats.cli.studyfile.STUDY_FILE`. A command declares them with one
 parameter ``data: DataOptions`` and the decorator :func:`data_command`, turns them into a
 :class:`Study` with :meth:`DataOptions.to_study` and reads the ratings with
 :func:`load_ratings`. Adding a data option means adding one field to :class:`DataOptions`

@@ -73,6 +73,22 @@ def _number(text: str) -> int | float | str:
     return text
 
 
+def check_choice(value: str, choices: Sequence[str], what: str) -> str:
+    """``value`` when it is one of ``choices`` (case-sensitive); a usage error naming
+    ``what``, the choices and the closest one otherwise.
+
+    Examples
+    --------
+    >>> check_choice("mean", ["mean", "pyramid"], "--method")
+    'mean'
+    """
+    if value not in choices:
+        raise typer.BadParameter(
+            f"{what} {value!r} is not one of {', '.join(choices)}{did_you_mean(value, choices)}"
+        )
+    return value
+
+
 def parse_scale(text: str) -> Scale:
     """The scale named by ``text``: a name of :data:`NAMED_SCALES`, ``ordinal:1,2,3`` or
     ``nominal:yes,no``; a usage error (``typer.BadParameter``) saying what is wrong.
@@ -81,10 +97,11 @@ def parse_scale(text: str) -> Scale:
     --------
     >>> parse_scale("ordinal:1,2,3").levels
     (1, 2, 3)
-    >>> parse_scale("ordinal:1,1,2")
-    Traceback (most recent call last):
-    ...
-    click.exceptions.BadParameter: scale 'ordinal:1,1,2': levels are not distinct: (1, 1, 2)
+    >>> try:
+    ...     parse_scale("ordinal:1,1,2")
+    ... except typer.BadParameter as err:
+    ...     print(err.message)
+    scale 'ordinal:1,1,2': levels are not distinct: (1, 1, 2)
     """
     if text in NAMED_SCALES:
         return NAMED_SCALES[text]()
@@ -262,14 +279,15 @@ FILTER_TABLE = Kind(
 class Key:
     """One key of the study file.
 
-    ``choices`` (called when checking, so that registries are read then) are the allowed
-    values, case-sensitive, of a string or of each string of a list; ``minimum`` bounds a
-    number; ``check`` raises ``typer.BadParameter`` on a bad value (scales, models, ...).
+    ``choices`` are the allowed values, case-sensitive, of a string or of each string of a
+    list: a fixed tuple (listed in the documentation), or a function called when checking
+    (values from a registry, which the description names); ``minimum`` bounds a number;
+    ``check`` raises ``typer.BadParameter`` on a bad value (scales, models, ...).
     """
 
     kind: Kind
     description: str
-    choices: Callable[[], Sequence[str]] | None = None
+    choices: Sequence[str] | Callable[[], Sequence[str]] | None = None
     minimum: int | None = None
     check: Callable[[Any], object] | None = None
 
@@ -309,11 +327,8 @@ def _model(name: Any) -> None:
 
 
 def _score_map(value: Any) -> None:
-    if isinstance(value, str) and value not in SCORE_MAPS:
-        raise typer.BadParameter(
-            f"unknown score map {value!r}{did_you_mean(value, list(SCORE_MAPS))}; "
-            f"known: {sorted(SCORE_MAPS)}"
-        )
+    if isinstance(value, str):
+        check_choice(value, list(SCORE_MAPS), "score map")
 
 
 def _scales(value: Any) -> None:
@@ -371,28 +386,40 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
             'One scale for every dimension, or a table `dimension = "scale"`.',
             check=_scales,
         ),
-        "format": Key(STRING, "`long` (one rating per row) or `wide`.", lambda: ("long", "wide")),
+        "format": Key(STRING, "`long` (one rating per row) or `wide`.", ("long", "wide")),
         "filter": Key(
-            FILTER_TABLE, "Keep only these ratings: `role = id or [ids]`.", check=_filters
+            FILTER_TABLE,
+            "Keep only these ratings (`role = id or [ids]`), selected before validation.",
+            check=_filters,
         ),
-        "collapse": Key(STRING, "Merge scale levels.", lambda: sorted(COLLAPSES)),
-        "duplicates": Key(STRING, "Several ratings of one unit by one rater.", lambda: DUPLICATES),
+        "collapse": Key(
+            STRING,
+            "Merge scale levels: a name of `raterstats.scales.COLLAPSES`, e.g. `likert5_to_3`.",
+            lambda: sorted(COLLAPSES),
+        ),
+        "duplicates": Key(STRING, "Several ratings of one unit by one rater.", DUPLICATES),
         "agreement": Key(TABLE, "Defaults of `raterstats agreement`."),
         "fit": Key(TABLE, "Defaults of `raterstats fit`."),
         "rank": Key(TABLE, "Defaults of `raterstats rank`."),
         "designs": Key(TABLE, "Defaults of `raterstats designs`."),
     },
     "agreement": {
-        "statistics": Key(STRINGS, "The statistics to compute.", _statistics),
+        "statistics": Key(
+            STRINGS,
+            "The statistics: names of `raterstats.agreement.AGREEMENT_STATISTICS`.",
+            _statistics,
+        ),
         "by": Key(STRINGS, "Split into cells by these columns."),
         "n_boot": Key(INTEGER, "Bootstrap replicates (0: no intervals).", minimum=0),
         "ci": Key(NUMBER, _CI, check=check_probability),
         "seed": Key(INTEGER, _SEED, minimum=0),
     },
     "fit": {
-        "model": Key(STRING, "The model (a registered name or alias).", check=_model),
-        "method": Key(STRING, "How to fit it.", fit_methods),
-        "sampler": Key(STRING, "The NUTS sampler.", _samplers),
+        "model": Key(
+            STRING, "The model: a registered name or alias (`raterstats fit --help`).", check=_model
+        ),
+        "method": Key(STRING, "How to fit it (`raterstats fit --help` lists them).", fit_methods),
+        "sampler": Key(STRING, "The NUTS sampler (`raterstats fit --help`).", _samplers),
         "draws": Key(INTEGER, "Draws per chain.", minimum=1),
         "tune": Key(INTEGER, "Tuning steps per chain.", minimum=1),
         "chains": Key(INTEGER, "Chains.", minimum=1),
@@ -402,10 +429,14 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
     },
     "rank": {
         "fit": Key(PATH, "Rank from this fit (written by `raterstats fit`)."),
-        "method": Key(STRING, "Without a fit: how to score the ratings.", _rank_methods),
-        "score": Key(STRING, "Ordinal fit: the score to rank by.", rank_scores),
+        "method": Key(
+            STRING, "Without a fit: how to score (`raterstats rank --help`).", _rank_methods
+        ),
+        "score": Key(STRING, "Ordinal fit: the score (`raterstats rank --help`).", rank_scores),
         "score_map": Key(
-            STRING_OR_TABLE, "Scores of categorical labels (a name or a table).", check=_score_map
+            STRING_OR_TABLE,
+            "Scores of labels: a name of `raterstats.scales.SCORE_MAPS` or `label = score`.",
+            check=_score_map,
         ),
         "n_boot": Key(INTEGER, "Case-bootstrap replicates.", minimum=0),
         "ci": Key(NUMBER, _CI, check=check_probability),
@@ -464,7 +495,7 @@ def _check_value(section: str, name: str, key: Key, value: Any) -> list[str]:
     if key.minimum is not None and value < key.minimum:
         return [f"{at}: expected {key.kind.name} >= {key.minimum}"]
     if key.choices is not None:
-        allowed = list(key.choices())
+        allowed = list(key.choices() if callable(key.choices) else key.choices)
         for v in value if isinstance(value, list) else [value]:
             if v not in allowed:
                 case = " (case matters)" if v.lower() in map(str.lower, allowed) else ""
@@ -527,8 +558,10 @@ def schema_markdown() -> str:
             expected = key.kind.name
             if key.minimum is not None:
                 expected += f" >= {key.minimum}"
-            if key.choices is not None:
-                expected += ": " + ", ".join(f"`{c}`" for c in key.choices())
+            if callable(key.choices):
+                expected += " (names: see the meaning)"
+            elif key.choices is not None:
+                expected += ": " + ", ".join(f"`{c}`" for c in key.choices)
             rows.append(f"| `{_where(section, name)}` | {expected} | {key.description} |")
     return "\n".join(rows) + "\n"
 
@@ -544,6 +577,7 @@ __all__ = [
     "Key",
     "Kind",
     "StudyFileError",
+    "check_choice",
     "check_probability",
     "check_study",
     "did_you_mean",
