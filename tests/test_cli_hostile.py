@@ -791,6 +791,7 @@ def _hostile(f: dict[str, Path], t: Path) -> list[tuple[list, int, str]]:
         (["validate", binary], 1, "binary.csv"),
         (["validate", f["likert"], "-s", "likert5"], 1, "got '9'"),
         (["validate", f["likert"], "-c", "item=nope"], 1, "'nope'"),
+        (["validate", f["likert"], "-c", "itme=item"], 2, "'itme' is not a column role"),
         (["validate", f["likert"], "-s", "ordinal:1,1,2"], 2, "levels are not distinct"),
         (["validate", f["likert"], "-f", "rater"], 2, "--filter takes KEY=VALUE"),
         (["validate", f["likert"], "--collapse", "likert5_to3"], 2, "did you mean 'likert5_to_3'"),

@@ -33,6 +33,7 @@ from raterstats.cli.studyfile import (
     STUDY_FILE,
     TOP,
     StudyFileError,
+    check_columns,
     check_study,
     did_you_mean,
     parse_filter,
@@ -226,7 +227,9 @@ class DataOptions:
         s = Study.read(self.study) if self.study is not None else Study()
         if self.source is not None:
             s.data = self.source
-        s.columns.update(parse_pairs(self.column, "--column"))
+        columns = parse_pairs(self.column, "--column")
+        check_columns(columns)
+        s.columns.update(columns)
         scales_cli: dict[str, str] = {}
         for spec in self.scale or []:
             dim, sep, sc = spec.partition("=")

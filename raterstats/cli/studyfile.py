@@ -341,7 +341,14 @@ def _scales(value: Any) -> None:
         parse_scale(spec)
 
 
-def _columns(value: Mapping[str, Any]) -> None:
+def check_columns(value: Mapping[str, Any]) -> None:
+    """Column roles ``{role: column}``: every key a role (or an alias of one), every column
+    named; a usage error listing every bad entry otherwise.
+
+    Examples
+    --------
+    >>> check_columns({"item": "answer_id", "worker": "annotator"})
+    """
     aliases = S.alias_table()
     bad = [k for k in value if k.lower() not in aliases]
     if bad:
@@ -380,7 +387,7 @@ _SEED = "Random seed."
 STUDY_FILE: dict[str, dict[str, Key]] = {
     TOP: {
         "data": Key(PATH, "The ratings file (CSV, TSV, Parquet, JSONL or JSON)."),
-        "columns": Key(STRING_TABLE, 'Column roles: `role = "column"`.', check=_columns),
+        "columns": Key(STRING_TABLE, 'Column roles: `role = "column"`.', check=check_columns),
         "scale": Key(
             STRING_OR_TABLE,
             'One scale for every dimension, or a table `dimension = "scale"`.',
@@ -578,6 +585,7 @@ __all__ = [
     "Kind",
     "StudyFileError",
     "check_choice",
+    "check_columns",
     "check_probability",
     "check_study",
     "did_you_mean",
