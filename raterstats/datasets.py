@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from raterstats import schema as S
+from raterstats.files import write_atomic
 from raterstats.ingest import read_ratings
 from raterstats.ratings import Ratings
 from raterstats.scales import NominalScale, OrdinalScale
@@ -112,9 +113,8 @@ def write_clinical_qa(path: str | Path, *, random_seed: int = DEFAULT_SEED) -> P
     """
     frame = export_frame(clinical_qa_study(random_seed=random_seed).ratings)
     text = frame.write_csv()
-    out = Path(path)
-    out.write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))
-    return out
+    data = gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+    return write_atomic(path, lambda tmp: tmp.write_bytes(data))
 
 
 def read_anaesthesia(path: str | Path) -> Ratings:

@@ -11,6 +11,7 @@ left out are those the caller asked to exclude, and they are counted.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -75,6 +76,7 @@ def read_ratings(
     encoding: str = "utf-8",
     separator: str | None = None,
     name: str | None = None,
+    where: Mapping[str, str | Sequence[str]] | None = None,
 ) -> Ratings:
     """Read ratings from a file or a frame and validate them.
 
@@ -135,6 +137,13 @@ def read_ratings(
     name : str, optional
         How the source is named in errors and summaries (default: the path, or "a polars
         DataFrame").
+    where : mapping, optional
+        ``{role: value or values}``: keep only the rows whose id in that role (``item``,
+        ``rater``, ``dimension``, ``design``, ``system``, ``question``, ``segment``,
+        ``group``, ``rater_kind``) is one of the values, compared as stripped text. Rows
+        are selected before they are validated, so the rows left out cannot fail
+        validation; they are counted as exclusions in the summary. A value that no row has
+        is a problem.
 
     Notes
     -----
@@ -194,6 +203,7 @@ def read_ratings(
     """
     if format not in ("long", "wide"):
         raise ValueError(f"format must be 'long' or 'wide', not {format!r}")
+    _check_where(where)
     if missing not in ("error", "drop"):
         raise ValueError(f"missing must be 'error' or 'drop', not {missing!r}")
     if duplicates not in DUPLICATE_POLICIES:
@@ -273,6 +283,10 @@ def read_ratings(
             .alias(S.SEGMENT)
         )
 
+    filtered: list[Exclusion] = []
+    if where:
+        work, filtered = _select_where(work, where, mapping, name=name, problems=problems)
+
     def col_name(role: str) -> str:
         return mapping.get(role, role)
 
@@ -319,7 +333,7 @@ def read_ratings(
         work = work.with_columns(num.alias(role))
 
     # ratings on scales, per dimension
-    excluded: list[Exclusion] = []
+    excluded: list[Exclusion] = list(filtered)
     if S.RATING in work.columns:
         null_rating = work.get_column(S.RATING).is_null() | (work.get_column(S.RATING) == "")
         null_rating = null_rating.fill_null(True)
@@ -396,6 +410,65 @@ def _drop_nested_in_roles(
             problems.append(Problem(c, v, "a scalar value, not a list or object", at))
         bad.update(rows)
     return raw.filter(~pl.col(S.ROW).is_in(sorted(bad))) if bad else raw
+
+
+#: the roles ``read_ratings(where=...)`` selects rows by: the id roles
+_WHERE_ROLES = tuple(name for name, role in S.ROLES.items() if role.kind == "id")
+
+
+def _check_where(where: Mapping[str, str | Sequence[str]] | None) -> None:
+    """``where`` names id roles and gives text values (a ValueError otherwise)."""
+    for role, wanted in (where or {}).items():
+        if role not in _WHERE_ROLES:
+            close = difflib.get_close_matches(str(role), _WHERE_ROLES, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"where: cannot select rows by {role!r}{hint} (id roles: {list(_WHERE_ROLES)})"
+            )
+        if isinstance(wanted, Sequence) and not isinstance(wanted, str) and not wanted:
+            raise ValueError(f"where: {role!r} needs a value or a non-empty list, got {wanted!r}")
+
+
+def _select_where(
+    work: pl.DataFrame,
+    where: Mapping[str, str | Sequence[str]],
+    mapping: Mapping[str, str],
+    *,
+    name: str,
+    problems: list[Problem],
+) -> tuple[pl.DataFrame, list[Exclusion]]:
+    """Keep the rows whose ids are among ``where``'s values (stripped text), before any
+    validation; one exclusion per role counts the rows it left out. A value that no row
+    has is a problem; no row left raises at once (there is nothing left to validate)."""
+    excluded: list[Exclusion] = []
+    kept = work
+    for role, wanted in where.items():
+        many = isinstance(wanted, Sequence) and not isinstance(wanted, str)
+        values = [str(v).strip() for v in (wanted if many else [wanted])]
+        column = mapping.get(role, role)
+        if role not in work.columns:
+            problems.append(
+                Problem(None, None, f"a column for role {role!r} to select rows by {values}")
+            )
+            continue
+        present = [str(v) for v in work.get_column(role).drop_nulls().unique().sort().to_list()]
+        for v in values:
+            if v not in present:
+                close = [p for p in present if p.lower() == v.lower()]
+                close = close or difflib.get_close_matches(v, present, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                shown = ", ".join(map(repr, present[:20])) + (" ..." if len(present) > 20 else "")
+                problems.append(Problem(column, v, f"a {role} in the data ({shown}){hint}"))
+        before = kept.height
+        kept = kept.filter(pl.col(role).is_in(values).fill_null(False))
+        if before > kept.height:
+            excluded.append(
+                Exclusion(f"filtered by {role}={','.join(values)}", before - kept.height)
+            )
+    if kept.height == 0:
+        problems.append(Problem(None, None, f"at least one row left after selecting {dict(where)}"))
+        raise RatingsError(name, problems)
+    return kept, excluded
 
 
 def _wide_to_long(

@@ -22,6 +22,7 @@ from typing import Any
 import xarray as xr
 
 from raterstats.defaults import AGREEMENT_CONFIDENCE, SAMPLER
+from raterstats.files import write_atomic
 
 __all__ = ["STATISTIC_REFERENCES", "methods_paragraph", "report"]
 
@@ -466,7 +467,7 @@ def report(
         f"<footer>Written by raterstats from {html.escape(md_path.name)}; the tables are "
         "the CSV files beside this page.</footer>\n</main>\n</div>\n</body>\n</html>\n"
     )
-    target.write_text(page, encoding="utf-8")
+    write_atomic(target, lambda tmp: tmp.write_text(page, encoding="utf-8"))
     if target.parent.resolve() != src_dir.resolve():
         for p in sorted({*linked, *src_dir.glob("*.csv")}):
             shutil.copy2(p, target.parent / p.name)

@@ -266,7 +266,7 @@ def test_study_file_errors_are_reported(tmp_path):
     bad.write_text('data = "x.csv"\n[colums]\nitem = "a"\n')
     res = runner.invoke(app, ["validate", "--study", str(bad)])
     assert res.exit_code == 2
-    assert "unknown keys ['colums']" in res.output
+    assert "colums: unknown table or key; did you mean 'columns'?" in res.output
     bad.write_text("data = \n")
     res = runner.invoke(app, ["validate", "--study", str(bad)])
     assert res.exit_code == 2 and "not valid TOML" in res.output
@@ -497,7 +497,16 @@ def _params(cmd: str) -> dict:
     return {p.name: p for p in group.commands[cmd].params}  # type: ignore[attr-defined]
 
 
-DATA_OPTIONS = ("source", "column", "scale", "wide", "filters", "collapse", "study")
+DATA_OPTIONS = (
+    "source",
+    "column",
+    "scale",
+    "wide",
+    "filters",
+    "collapse",
+    "duplicates",
+    "study",
+)
 
 
 def test_the_data_options_are_one_definition_shared_by_every_data_command():

@@ -38,6 +38,7 @@ LAYERS: dict[str, int] = {
     "raterstats.formatting": 0,
     "raterstats.ingest_errors": 0,
     "raterstats.provenance": 0,
+    "raterstats.files": 0,
     "raterstats.scales": 1,
     "raterstats.rating_arrays": 2,
     "raterstats.recode": 2,

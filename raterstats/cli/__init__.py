@@ -2,9 +2,10 @@
 
 Every command that reads ratings takes the same options: the file (or ``data`` in a study
 file), ``--column ROLE=COLUMN``, ``--scale SCALE`` or ``--scale DIMENSION=SCALE``,
-``--wide``, ``--filter KEY=VALUE`` and ``--collapse``; ``--study study.toml`` sets them once
-for a study (options given on the command line win; what neither gives is the library's
-default, from :mod:`raterstats.defaults`). A study file::
+``--wide``, ``--filter KEY=VALUE``, ``--collapse`` and ``--duplicates``; ``--study
+study.toml`` sets them once for a study (options given on the command line win; what
+neither gives is the library's default, from :mod:`raterstats.defaults`). Every key of the
+study file is checked (:data:`raterstats.cli.studyfile.STUDY_FILE`). A study file::
 
     data = "ratings.csv"            # relative to the study file
     collapse = "likert5_to_3"       # optional
@@ -40,7 +41,10 @@ Examples::
 
 Modules: :mod:`~raterstats.cli.app` (the Typer app and its output),
 :mod:`~raterstats.cli.study` (the data options, defined once, and the study file),
+:mod:`~raterstats.cli.studyfile` (the study file's schema and the option forms),
 :mod:`~raterstats.cli.commands` (the commands); ``python -m raterstats.cli`` runs it.
+Exit status: 0 done, 1 bad data (every problem listed), 2 bad usage, 130 interrupted; an
+unexpected error is one line (``RATERSTATS_DEBUG=1`` shows its traceback).
 """
 
 from raterstats.cli import commands as commands  # registers the commands on `app`

@@ -3,12 +3,18 @@ the progress line on stderr, exits with a message, tables on stdout and reading 
 
 Commands print results on stdout (a Markdown table, or JSON with ``--json``) and everything
 else (progress, messages) on stderr, so that ``--json`` output can be piped.
+
+No input gives a user a traceback: :class:`RaterstatsGroup` turns every exception that
+leaves a command into a message and an exit status (:func:`describe_error`): 1 for bad data
+(every problem listed), 2 for bad usage (options, study file, paths), 130 for Ctrl-C, and 1
+with a one-line message for an unexpected error; ``RATERSTATS_DEBUG=1`` shows its traceback.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,17 +23,98 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
+from typer.exceptions import TyperException
 
+from raterstats.cli.studyfile import check_probability
 from raterstats.defaults import RANDOM_SEED, ci_prob
+from raterstats.files import OutputPathError, check_output, write_atomic
 from raterstats.formatting import markdown_table
+from raterstats.ingest_errors import RatingsError
 from raterstats.version import __version__
 
 if TYPE_CHECKING:
     import polars as pl
     import xarray as xr
 
+#: set (to anything but "" or "0") to see the traceback of an unexpected error
+DEBUG_ENV = "RATERSTATS_DEBUG"
+#: the exit status of a command interrupted by Ctrl-C (128 + SIGINT)
+EXIT_INTERRUPTED = 130
+
+
+def describe_error(err: BaseException) -> tuple[int, str] | None:
+    """The exit status and message for an exception that left a command, or ``None`` for
+    an unexpected one (a bug, or an input not yet handled).
+
+    Bad data (:class:`~raterstats.RatingsError`, ``ModelInputError``,
+    ``AgreementInputError``) exit 1 with every problem listed; a bad study file, output
+    path, or a file that cannot be read or written exit 2.
+
+    Examples
+    --------
+    >>> from raterstats.ingest_errors import Problem
+    >>> describe_error(RatingsError("r.csv", [Problem("rating", "9", "1 to 5", (2,))]))[0]
+    1
+    >>> describe_error(OutputPathError("out is a folder"))
+    (2, 'out is a folder')
+    >>> describe_error(ZeroDivisionError("x")) is None
+    True
+    """
+    from raterstats.agreement import AgreementInputError
+    from raterstats.cli.studyfile import StudyFileError
+    from raterstats.models import ModelInputError
+
+    if isinstance(err, RatingsError | AgreementInputError):
+        return 1, str(err)
+    if isinstance(err, ModelInputError):
+        return 1, "the model cannot fit these ratings:\n  - " + "\n  - ".join(err.problems)
+    if isinstance(err, StudyFileError | OutputPathError):
+        return 2, str(err)
+    if isinstance(err, OSError):
+        where = f": {err.filename}" if err.filename else ""
+        return 2, f"{err.strerror or err}{where}"
+    return None
+
+
+class RaterstatsGroup(TyperGroup):
+    """The ``raterstats`` command group: runs a command and answers every exception that
+    leaves it with a message on stderr and an exit status (see :func:`describe_error`).
+
+    Usage errors (``typer.BadParameter``) are Click's: exit 2 with the usage line.
+    """
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; translate what it raises."""
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, TyperException):  # exits and usage errors
+            raise
+        except KeyboardInterrupt:
+            typer.echo("\ninterrupted: no output file was left half-written", err=True)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except (SystemExit, GeneratorExit):
+            raise
+        except BaseException as err:
+            known = describe_error(err)
+            if known is None:
+                if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+                    raise
+                line = " ".join(str(err).split())[:300]
+                typer.echo(
+                    f"unexpected error: {type(err).__name__}: {line}\n"
+                    f"(run with {DEBUG_ENV}=1 for the traceback, and please report it)",
+                    err=True,
+                )
+                raise typer.Exit(1) from None
+            code, message = known
+            typer.echo(message, err=True)
+            raise typer.Exit(code) from None
+
+
 app = typer.Typer(
     name="raterstats",
+    cls=RaterstatsGroup,
     help=(
         "Statistics of human and LLM ratings: agreement, Bayesian annotator models, "
         "system rankings and annotation designs.\n\n"
@@ -46,12 +133,18 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON.
 CsvOpt = Annotated[Path | None, typer.Option("--csv", help="Also write the table as CSV here.")]
 #: ``--seed``: the random seed of a command (default :data:`raterstats.defaults.RANDOM_SEED`)
 SeedOpt = Annotated[
-    int | None, typer.Option("--seed", help=f"Random seed (default {RANDOM_SEED}).")
+    int | None, typer.Option("--seed", min=0, help=f"Random seed (default {RANDOM_SEED}).")
 ]
+
+
 #: ``--ci``: the probability of posterior intervals (default :func:`raterstats.defaults.ci_prob`)
 CiOpt = Annotated[
     float | None,
-    typer.Option("--ci", help=f"Interval probability ({ci_prob():g}: ArviZ's stats.ci_prob)."),
+    typer.Option(
+        "--ci",
+        callback=check_probability,
+        help=f"Interval probability ({ci_prob():g}: ArviZ's stats.ci_prob).",
+    ),
 ]
 
 
@@ -137,10 +230,10 @@ def json_records(frame: pl.DataFrame) -> list[dict[str, Any]]:
 
 def print_frame(frame: pl.DataFrame, *, as_json: bool, csv: Path | None) -> None:
     """Print a result table on stdout: Markdown, or JSON records when ``as_json``; write it
-    as CSV too when ``csv`` is a path."""
+    as CSV too when ``csv`` is a path (all at once: :func:`raterstats.files.write_atomic`;
+    check the path with :func:`output` before the work)."""
     if csv is not None:
-        csv.parent.mkdir(parents=True, exist_ok=True)
-        frame.write_csv(csv)
+        write_atomic(csv, frame.write_csv)
         console.log(f"wrote {csv}")
     if as_json:
         typer.echo(json.dumps(json_records(frame), indent=2, default=str))
@@ -148,28 +241,42 @@ def print_frame(frame: pl.DataFrame, *, as_json: bool, csv: Path | None) -> None
         typer.echo(markdown_table(frame))
 
 
+def output(path: Path | None, *, folder: bool = False) -> Path | None:
+    """Check an output path before the work that writes it (``None`` passes); an
+    :class:`~raterstats.files.OutputPathError` (exit 2) says what is wrong."""
+    return None if path is None else check_output(path, folder=folder)
+
+
 def open_fit(path: Path) -> xr.DataTree:
     """The fit written by ``raterstats fit`` at ``path``; exit 2 when it is missing or not
     a netCDF DataTree."""
     import xarray as xr
 
+    if path.is_dir():
+        raise fail(f"fit file {path} is a folder, not a netCDF file", 2)
     if not path.is_file():
         raise fail(f"fit file {path} does not exist (write one with `raterstats fit`)", 2)
     try:
         return xr.open_datatree(path)
-    except (OSError, ValueError) as err:
+    except Exception as err:
         raise fail(f"cannot read {path} as a netCDF DataTree: {err}", 2) from None
 
 
 __all__ = [
+    "DEBUG_ENV",
+    "EXIT_INTERRUPTED",
+    "CiOpt",
     "CsvOpt",
     "JsonOpt",
+    "RaterstatsGroup",
     "SeedOpt",
     "app",
     "console",
+    "describe_error",
     "fail",
     "json_records",
     "open_fit",
+    "output",
     "print_frame",
     "spinner",
 ]

@@ -11,7 +11,6 @@ through the registry (:func:`raterstats.models.model_class`,
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,6 +24,7 @@ from raterstats.cli.app import (
     app,
     fail,
     open_fit,
+    output,
     print_frame,
     spinner,
 )
@@ -34,8 +34,16 @@ from raterstats.cli.study import (
     StudyOpt,
     data_command,
     load_ratings,
-    parse_pairs,
     parse_value,
+)
+from raterstats.cli.studyfile import (
+    check_choice,
+    check_probability,
+    did_you_mean,
+    fit_methods,
+    parse_level_map,
+    parse_pairs,
+    rank_scores,
 )
 from raterstats.defaults import (
     AGREEMENT_CONFIDENCE,
@@ -49,9 +57,11 @@ from raterstats.defaults import (
     ci_prob,
 )
 from raterstats.demo import CATEGORICAL_DRAWS, ORDINAL_DRAWS
-from raterstats.inference import METHODS, SAMPLERS
+from raterstats.files import write_atomic
+from raterstats.inference import SAMPLERS
 from raterstats.models import MACE, registered_models
 from raterstats.ranking import rank_methods
+from raterstats.scales import SCORE_MAPS
 
 #: the model ``raterstats fit`` fits when none is given
 DEFAULT_MODEL = MACE.name
@@ -72,12 +82,6 @@ def model_names_help() -> str:
     return f"{', '.join(names)} (default {DEFAULT_MODEL})."
 
 
-def fit_methods() -> list[str]:
-    """The fit methods of the registered models, :data:`~raterstats.defaults.METHOD` first."""
-    every = [m for cls in registered_models().values() for m in cls.methods]
-    return list(dict.fromkeys([METHOD, *METHODS, *every]))
-
-
 # ----------------------------------------------------------------------------- demo
 
 
@@ -90,6 +94,7 @@ def demo(
         int,
         typer.Option(
             "--ordinal-draws",
+            min=0,
             help="Draws (and tuning steps) per chain of the ordinal rater model; 0 skips it.",
         ),
     ] = ORDINAL_DRAWS,
@@ -97,10 +102,13 @@ def demo(
         int,
         typer.Option(
             "--categorical-draws",
+            min=0,
             help="Draws (and tuning steps) per chain of the MACE model; 0 skips it.",
         ),
     ] = CATEGORICAL_DRAWS,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed of every step.")] = RANDOM_SEED,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Random seed of every step.")
+    ] = RANDOM_SEED,
 ) -> None:
     """Analyse the built-in clinical-QA study and write a report folder.
 
@@ -108,6 +116,7 @@ def demo(
     """
     from raterstats.demo import run_demo
 
+    output(out, folder=True)
     with spinner("starting") as progress:
         result = run_demo(
             out,
@@ -163,10 +172,15 @@ def agreement(
     ] = None,
     n_boot: Annotated[
         int | None,
-        typer.Option("--n-boot", help=f"Bootstrap replicates ({N_BOOT}; 0: no intervals)."),
+        typer.Option("--n-boot", min=0, help=f"Bootstrap replicates ({N_BOOT}; 0: no intervals)."),
     ] = None,
     ci: Annotated[
-        float | None, typer.Option("--ci", help=f"Interval coverage ({AGREEMENT_CONFIDENCE}).")
+        float | None,
+        typer.Option(
+            "--ci",
+            callback=check_probability,
+            help=f"Interval coverage ({AGREEMENT_CONFIDENCE}).",
+        ),
     ] = None,
     seed: SeedOpt = None,
     as_json: JsonOpt = False,
@@ -187,11 +201,13 @@ def agreement(
     )
     from raterstats.agreement import agreement as compute
 
+    output(csv)
     s = data.to_study()
     stats = list(statistic or s.option("agreement", "statistics", None, DEFAULT_STATISTICS))
     unknown = [x for x in stats if x not in AGREEMENT_STATISTICS]
     if unknown:
-        raise fail(f"unknown statistic(s) {unknown}; known: {list(AGREEMENT_STATISTICS)}", 2)
+        hint = did_you_mean(unknown[0], list(AGREEMENT_STATISTICS))
+        raise fail(f"unknown statistic(s) {unknown}{hint}; known: {list(AGREEMENT_STATISTICS)}", 2)
     ratings = load_ratings(s)
     cells = list(by or s.option("agreement", "by", None, ("dimension", "design")))
     replicates = int(s.option("agreement", "n_boot", n_boot, N_BOOT))
@@ -226,12 +242,14 @@ def fit(
         typer.Option("--sampler", help=f"NUTS sampler: {_listing(list(SAMPLERS), SAMPLER)}."),
     ] = None,
     draws: Annotated[
-        int | None, typer.Option("--draws", help=f"Draws per chain ({DRAWS}).")
+        int | None, typer.Option("--draws", min=1, help=f"Draws per chain ({DRAWS}).")
     ] = None,
     tune: Annotated[
-        int | None, typer.Option("--tune", help=f"Tuning steps per chain ({TUNE}).")
+        int | None, typer.Option("--tune", min=1, help=f"Tuning steps per chain ({TUNE}).")
     ] = None,
-    chains: Annotated[int | None, typer.Option("--chains", help=f"Chains ({CHAINS}).")] = None,
+    chains: Annotated[
+        int | None, typer.Option("--chains", min=1, help=f"Chains ({CHAINS}).")
+    ] = None,
     seed: SeedOpt = None,
     option: Annotated[
         list[str] | None,
@@ -252,38 +270,39 @@ def fit(
     from raterstats.models import ModelInputError, model_class
 
     s = data.to_study()
+    target = Path(s.option("fit", "out", out, "fit.nc"))
+    output(target)
     name = str(s.option("fit", "model", model, DEFAULT_MODEL))
     try:
         cls = model_class(name)
     except ValueError as err:
         raise fail(str(err), 2) from None
-    options = dict(s.sections.get("fit", {}).get("options", {}))
+    options = dict(s.option("fit", "options", None, {}))
     options.update({k: parse_value(v) for k, v in parse_pairs(option, "--option").items()})
     try:
         spec = cls(**options)
     except (TypeError, ValueError) as err:
         raise fail(f"model {name}: {err}", 2) from None
-    ratings = load_ratings(s)
     settings: dict[str, Any] = {
-        "method": str(s.option("fit", "method", method, METHOD)),
-        "sampler": str(s.option("fit", "sampler", sampler, SAMPLER)),
+        "method": check_choice(s.option("fit", "method", method, METHOD), cls.methods, "--method"),
+        "sampler": check_choice(
+            s.option("fit", "sampler", sampler, SAMPLER), SAMPLERS, "--sampler"
+        ),
         "draws": int(s.option("fit", "draws", draws, DRAWS)),
         "tune": int(s.option("fit", "tune", tune, TUNE)),
         "chains": int(s.option("fit", "chains", chains, CHAINS)),
         "random_seed": int(s.option("fit", "seed", seed, RANDOM_SEED)),
     }
-    target = Path(s.option("fit", "out", out, "fit.nc"))
+    ratings = load_ratings(s)
     with spinner(f"fitting {spec!r} ({settings['method']})") as say:
         try:
             dt = spec.fit(ratings, progress=False, **settings)
-        except ModelInputError as err:
-            problems = "\n  - ".join(err.problems)
-            raise fail(f"{name} cannot fit these ratings:\n  - {problems}") from None
-        except (ValueError, NotImplementedError) as err:
+        except ModelInputError:
+            raise  # bad data: exit 1 with every problem listed (RaterstatsGroup)
+        except (ValueError, NotImplementedError) as err:  # bad settings: a usage error
             raise fail(f"fit: {err}", 2) from None
         say(f"writing {target}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        dt.to_netcdf(target)
+        write_atomic(target, dt.to_netcdf)
     info = {"file": str(target), **{k: dt.attrs[k] for k in dt.attrs}}
     if "diverging" in dt["sample_stats"].data_vars:
         info["divergences"] = int(dt["sample_stats"]["diverging"].sum())
@@ -324,7 +343,8 @@ def rank(
         typer.Option("--score-map", help="Scores of categorical labels, e.g. yes_partially_no."),
     ] = None,
     n_boot: Annotated[
-        int | None, typer.Option("--n-boot", help=f"Case-bootstrap replicates ({N_BOOT}).")
+        int | None,
+        typer.Option("--n-boot", min=0, help=f"Case-bootstrap replicates ({N_BOOT})."),
     ] = None,
     ci: CiOpt = None,
     seed: SeedOpt = None,
@@ -340,6 +360,7 @@ def rank(
     """
     from raterstats.ranking import rank_systems, rank_table
 
+    output(csv)
     s = data.to_study()
     kwargs: dict[str, Any] = {
         "ci_prob": float(s.option("rank", "ci", ci, ci_prob())),
@@ -348,17 +369,23 @@ def rank(
     }
     sm = s.option("rank", "score_map", score_map, None)
     if sm is not None:
+        if isinstance(sm, str):
+            check_choice(sm, list(SCORE_MAPS), "--score-map")
         kwargs["score_map"] = sm
-    fit_path = fit_file or s.sections.get("rank", {}).get("fit")
+    fit_path = s.option("rank", "fit", fit_file, None)
     src: Any
     if fit_path is not None:
+        scores = rank_scores()
+        kwargs["score"] = check_choice(
+            s.option("rank", "score", score, scores[0]), scores, "--score"
+        )
         src = open_fit(Path(fit_path))
-        kwargs["score"] = str(s.option("rank", "score", score, "fair_average"))
         if s.data is not None:
             kwargs["ratings"] = load_ratings(s)
     else:
+        chosen = s.option("rank", "method", method, "mean")
+        kwargs["method"] = check_choice(chosen, list(rank_methods()), "--method")
         src = load_ratings(s)
-        kwargs["method"] = str(s.option("rank", "method", method, "mean"))
     with spinner("ranking the systems"):
         try:
             ds = rank_systems(src, **kwargs)
@@ -368,32 +395,6 @@ def rank(
 
 
 # ----------------------------------------------------------------------------- designs
-
-
-def parse_level_map(text: str | Mapping[str, Any] | None) -> dict[int, float] | None:
-    """``1=-1,2=-1,3=0,4=1,5=1`` (or a TOML table) as ``{1: -1.0, ...}``; exit 2 when a
-    level or a value is not a number.
-
-    Examples
-    --------
-    >>> parse_level_map("1=-1,2=0,3=1")
-    {1: -1.0, 2: 0.0, 3: 1.0}
-    """
-    if text is None:
-        return None
-    items = (
-        text.items()
-        if isinstance(text, Mapping)
-        else parse_pairs(text.split(","), "--level-map").items()
-    )
-    try:
-        return {int(k): float(v) for k, v in items}
-    except ValueError:
-        raise fail(
-            f"--level-map takes LEVEL=VALUE pairs of numbers, e.g. 1=-1,2=-1,3=0,4=1,5=1; "
-            f"got {text!r}",
-            2,
-        ) from None
 
 
 @app.command()
@@ -407,6 +408,7 @@ def designs(
         int | None,
         typer.Option(
             "--n-replicates",
+            min=0,
             help="Posterior predictive replicates for kappa / alpha per design (100; 0 skips).",
         ),
     ] = None,
@@ -430,17 +432,19 @@ def designs(
     """
     from raterstats.design import compare_designs, design_table
 
+    output(csv)
     s = Study.read(study) if study is not None else Study()
-    path = fit_file or s.sections.get("designs", {}).get("fit")
+    path = s.option("designs", "fit", fit_file, None)
     if path is None:
         raise fail("designs needs --fit FIT.nc (an OrdinalRaters fit)", 2)
+    levels = parse_level_map(s.option("designs", "level_map", level_map, None))
     dt = open_fit(Path(path))
     with spinner("comparing designs"):
         try:
             ds = compare_designs(
                 dt,
                 n_replicates=int(s.option("designs", "n_replicates", n_replicates, 100)),
-                level_map=parse_level_map(s.option("designs", "level_map", level_map, None)),
+                level_map=levels,
                 ci_prob=float(s.option("designs", "ci", ci, ci_prob())),
                 random_seed=int(s.option("designs", "seed", seed, RANDOM_SEED)),
             )
@@ -480,6 +484,7 @@ def report(
     from raterstats.report import methods_paragraph
     from raterstats.report import report as write_report
 
+    output(out)
     methods = None
     if fit_files:
         fits = {k: open_fit(Path(v)) for k, v in parse_pairs(fit_files, "--fit").items()}

@@ -1,9 +1,10 @@
 """The data options of the commands that read ratings, defined once: from the command line
 and a TOML study file to :class:`~raterstats.Ratings`.
 
-Every such command takes the same seven options (:class:`DataOptions`): the file (or
+Every such command takes the same eight options (:class:`DataOptions`): the file (or
 ``data`` of the study file), ``--column ROLE=COLUMN``, ``--scale``, ``--wide/--long``,
-``--filter KEY=VALUE``, ``--collapse`` and ``--study``. A command declares them with one
+``--filter KEY=VALUE``, ``--collapse``, ``--duplicates`` and ``--study``. The study file
+is checked against :data:`raterstats.cli.studyfile.STUDY_FILE`. A command declares them with one
 parameter ``data: DataOptions`` and the decorator :func:`data_command`, turns them into a
 :class:`Study` with :meth:`DataOptions.to_study` and reads the ratings with
 :func:`load_ratings`. Adding a data option means adding one field to :class:`DataOptions`
@@ -24,70 +25,26 @@ from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 import typer
 
 from raterstats.cli.app import fail
-from raterstats.ingest import RatingsError, read_ratings
-from raterstats.scales import COLLAPSES, IntervalScale, NominalScale, OrdinalScale, Scale
+from raterstats.cli.studyfile import (
+    DUPLICATES,
+    NAMED_SCALES,
+    PATH,
+    SECTIONS,
+    STUDY_FILE,
+    TOP,
+    StudyFileError,
+    check_columns,
+    check_study,
+    did_you_mean,
+    parse_filter,
+    parse_pairs,
+    parse_scale,
+)
+from raterstats.ingest import read_ratings
+from raterstats.scales import COLLAPSES, Scale
 
 if TYPE_CHECKING:
     from raterstats.ratings import Ratings
-
-#: the scales ``--scale`` knows by name
-NAMED_SCALES: dict[str, Callable[[], Scale]] = {
-    "likert5": lambda: OrdinalScale.likert(5),
-    "likert7": lambda: OrdinalScale.likert(7),
-    "likert3": lambda: OrdinalScale([-1, 0, 1], ["disagree", "neutral", "agree"]),
-    "binary": lambda: OrdinalScale([0, 1], ["no", "yes"]),
-    "yes-partially-no": lambda: NominalScale(["yes", "partially", "no"]),
-    "yes-no-refutes": lambda: NominalScale(["yes", "no", "refutes"]),
-    "interval": lambda: IntervalScale(),
-}
-
-
-def parse_scale(text: str) -> Scale:
-    """The scale named by ``text``: a name of :data:`NAMED_SCALES`, ``ordinal:1,2,3`` or
-    ``nominal:yes,no``.
-
-    Examples
-    --------
-    >>> parse_scale("ordinal:1,2,3").levels
-    (1, 2, 3)
-    """
-    if text in NAMED_SCALES:
-        return NAMED_SCALES[text]()
-    kind, _, levels = text.partition(":")
-    parts = [p.strip() for p in levels.split(",") if p.strip()]
-    if kind in ("ordinal", "nominal") and parts:
-        vals: list[str | int | float] = []
-        for p in parts:
-            try:
-                vals.append(int(p))
-            except ValueError:
-                try:
-                    vals.append(float(p))
-                except ValueError:
-                    vals.append(p)
-        return OrdinalScale(vals) if kind == "ordinal" else NominalScale(vals)
-    raise typer.BadParameter(
-        f"unknown scale {text!r}: use one of {sorted(NAMED_SCALES)}, "
-        "'ordinal:1,2,3' or 'nominal:yes,no'"
-    )
-
-
-def parse_pairs(specs: list[str] | None, option: str) -> dict[str, str]:
-    """``KEY=VALUE`` specs of a repeatable option as a dict (``option`` names it in the
-    error).
-
-    Examples
-    --------
-    >>> parse_pairs(["item=answer_id", "rater = annotator"], "--column")
-    {'item': 'answer_id', 'rater': 'annotator'}
-    """
-    out: dict[str, str] = {}
-    for spec in specs or []:
-        key, sep, value = spec.partition("=")
-        if not sep or not key.strip():
-            raise typer.BadParameter(f"{option} takes KEY=VALUE, got {spec!r}")
-        out[key.strip()] = value.strip()
-    return out
 
 
 def parse_value(text: str) -> Any:
@@ -114,51 +71,65 @@ class Study:
     """The settings of a study, from a TOML study file and the command line.
 
     ``sections`` holds the per-command tables of the study file (``[agreement]``,
-    ``[fit]``, ``[rank]``, ``[designs]``), read by :meth:`option`.
+    ``[fit]``, ``[rank]``, ``[designs]``), read by :meth:`option`; ``filter`` maps an id
+    role to its values (a list of text) and ``repeat`` to a bool.
     """
 
     data: Path | None = None
     columns: dict[str, str] = field(default_factory=dict)
     scale: str | dict[str, str] | None = None
     wide: bool = False
-    filter: dict[str, Any] = field(default_factory=dict)
+    filter: dict[str, list[str] | bool] = field(default_factory=dict)
     collapse: str | None = None
+    duplicates: str = "error"
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, path: Path) -> Study:
-        """The study file at ``path``; exit 2 when it is missing, not TOML or has unknown
-        keys."""
+        """The study file at ``path``, checked against
+        :data:`~raterstats.cli.studyfile.STUDY_FILE`; exit 2 when it is missing or not TOML,
+        :class:`~raterstats.cli.studyfile.StudyFileError` (every problem) when a table or
+        key is unknown or a value has the wrong type. Paths are relative to the study file.
+        """
+        if path.is_dir():
+            raise fail(f"study file {path} is a folder, not a TOML file", 2)
         try:
             raw = tomllib.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise fail(f"study file {path} does not exist", 2) from None
+        except UnicodeDecodeError as err:
+            raise fail(f"study file {path}: not UTF-8 text ({err})", 2) from None
         except tomllib.TOMLDecodeError as err:
             raise fail(f"study file {path}: not valid TOML ({err})", 2) from None
-        known = {"data", "columns", "scale", "format", "filter", "collapse"}
-        sections = {"agreement", "fit", "rank", "designs"}
-        unknown = sorted(set(raw) - known - sections)
-        if unknown:
-            raise fail(
-                f"study file {path}: unknown keys {unknown}; expected {sorted(known | sections)}",
-                2,
-            )
-        data = raw.get("data")
-        scale = raw.get("scale")
-        if scale is not None and not isinstance(scale, str | dict):
-            raise fail(f"study file {path}: 'scale' must be a string or a table", 2)
+        problems = check_study(raw)
+        if problems:
+            raise StudyFileError(path, problems)
+        for section, keys in STUDY_FILE.items():  # paths: relative to the study file
+            table = raw if section == TOP else raw.get(section, {})
+            for name, key in keys.items():
+                if key.kind is PATH and name in table:
+                    table[name] = path.parent / table[name]
+        filters = {
+            k: parse_filter(k, [str(x) for x in v] if isinstance(v, list) else v)
+            for k, v in raw.get("filter", {}).items()
+        }
         return cls(
-            data=(path.parent / data) if data else None,
-            columns={str(k): str(v) for k, v in raw.get("columns", {}).items()},
-            scale=scale,
+            data=raw.get("data"),
+            columns=dict(raw.get("columns", {})),
+            scale=raw.get("scale"),
             wide=raw.get("format", "long") == "wide",
-            filter=dict(raw.get("filter", {})),
+            filter=filters,
             collapse=raw.get("collapse"),
-            sections={k: dict(raw.get(k, {})) for k in sections},
+            duplicates=raw.get("duplicates", "error"),
+            sections={k: dict(raw.get(k, {})) for k in SECTIONS},
         )
 
     def option(self, section: str, key: str, given: Any, default: Any) -> Any:
         """The command-line value when given, else the study file's, else the default.
+
+        ``key`` must be a key of ``[section]`` in
+        :data:`~raterstats.cli.studyfile.STUDY_FILE` (a ``KeyError`` otherwise: what a
+        command reads from the study file is declared there).
 
         Examples
         --------
@@ -166,6 +137,8 @@ class Study:
         >>> s.option("fit", "draws", None, 1000), s.option("fit", "draws", 20, 1000)
         (500, 20)
         """
+        if key not in STUDY_FILE.get(section, {}) or section == TOP:
+            raise KeyError(f"[{section}] {key} is not a key of the study file schema")
         if given is not None:
             return given
         return self.sections.get(section, {}).get(key, default)
@@ -214,6 +187,14 @@ FilterOpt = Annotated[
 CollapseOpt = Annotated[
     str | None, typer.Option("--collapse", help="Collapse the scale, e.g. likert5_to_3.")
 ]
+DuplicatesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--duplicates",
+        help="Several ratings of one (item, segment, rater, dimension, design): "
+        f"{', '.join(DUPLICATES)} (default error).",
+    ),
+]
 
 
 @dataclass
@@ -230,6 +211,7 @@ class DataOptions:
     wide: WideOpt = None
     filters: FilterOpt = None
     collapse: CollapseOpt = None
+    duplicates: DuplicatesOpt = None
     study: StudyOpt = None
 
     def to_study(self) -> Study:
@@ -238,14 +220,16 @@ class DataOptions:
         Examples
         --------
         >>> s = DataOptions(source=Path("r.csv"), scale=["likert5", "safety=binary"],
-        ...                 filters=["system=a,b"]).to_study()
+        ...                 filters=["system=a,b", "rater=1"]).to_study()
         >>> s.data, s.scale, s.filter
-        (PosixPath('r.csv'), {'safety': 'binary'}, {'system': ['a', 'b']})
+        (PosixPath('r.csv'), {'safety': 'binary'}, {'system': ['a', 'b'], 'rater': ['1']})
         """
         s = Study.read(self.study) if self.study is not None else Study()
         if self.source is not None:
             s.data = self.source
-        s.columns.update(parse_pairs(self.column, "--column"))
+        columns = parse_pairs(self.column, "--column")
+        check_columns(columns)
+        s.columns.update(columns)
         scales_cli: dict[str, str] = {}
         for spec in self.scale or []:
             dim, sep, sc = spec.partition("=")
@@ -259,10 +243,16 @@ class DataOptions:
         if self.wide is not None:
             s.wide = self.wide
         for key, value in parse_pairs(self.filters, "--filter").items():
-            parts = [parse_value(v) for v in value.split(",")]
-            s.filter[key] = parts if len(parts) > 1 else parts[0]
+            s.filter[key] = parse_filter(key, value)
         if self.collapse is not None:
             s.collapse = self.collapse
+        if self.duplicates is not None:
+            if self.duplicates not in DUPLICATES:
+                raise typer.BadParameter(
+                    f"--duplicates {self.duplicates!r}{did_you_mean(self.duplicates, DUPLICATES)}"
+                    f": use one of {', '.join(DUPLICATES)}"
+                )
+            s.duplicates = self.duplicates
         return s
 
 
@@ -280,7 +270,7 @@ def data_command(command: Callable[..., None]) -> Callable[..., None]:
     >>> list(inspect.signature(show).parameters)[:3]
     ['source', 'column', 'scale']
     >>> show(source=Path("r.csv"), column=None, scale=None, wide=True, filters=None,
-    ...      collapse=None, study=None, as_json=True)
+    ...      collapse=None, duplicates=None, study=None, as_json=True)
     r.csv True True
     """
     sig = inspect.signature(command, eval_str=True)
@@ -310,37 +300,68 @@ def data_command(command: Callable[..., None]) -> Callable[..., None]:
     return wrapper
 
 
+def check_source(path: Path) -> Path:
+    """The ratings file at ``path``; exit 2 when it does not exist (naming a close file of
+    its folder) or is a folder."""
+    if path.is_dir():
+        raise fail(f"ratings file {path} is a folder, not a file", 2)
+    if not path.exists():
+        siblings = sorted(p.name for p in path.parent.iterdir()) if path.parent.is_dir() else []
+        raise fail(f"ratings file {path} does not exist{did_you_mean(path.name, siblings)}", 2)
+    return path
+
+
+def _scales(s: Study) -> Scale | dict[str, Scale] | None:
+    """The study's scale(s); per-dimension scales of dimensions that ``--filter`` leaves
+    out are not asked for."""
+    if isinstance(s.scale, str):
+        return parse_scale(s.scale)
+    if s.scale is None:
+        return None
+    dims = s.filter.get("dimension")
+    return {
+        str(k): parse_scale(str(v))
+        for k, v in s.scale.items()
+        if not isinstance(dims, list) or str(k) in dims
+    }
+
+
 def load_ratings(s: Study) -> Ratings:
-    """Read the study's ratings, filtered and collapsed as it says; exit 1 with the list of
-    problems on bad data, 2 on bad options or no data file."""
+    """Read the study's ratings, filtered and collapsed as it says.
+
+    The filters on ids select rows before validation (``read_ratings(where=...)``), so
+    the ratings filtered out cannot fail it; ``repeat`` selects after. Bad data raise
+    :class:`~raterstats.RatingsError` (exit 1, every problem listed by the command line's
+    error handler); bad options exit 2.
+    """
     if s.data is None:
         raise fail("no ratings file: give one as the argument or as `data` in --study", 2)
-    scales: Scale | dict[str, Scale] | None
-    if isinstance(s.scale, dict):
-        scales = {str(k): parse_scale(str(v)) for k, v in s.scale.items()}
-    elif isinstance(s.scale, str):
-        scales = parse_scale(s.scale)
-    else:
-        scales = None
-    try:
-        ratings = read_ratings(
-            s.data,
-            columns=s.columns or None,
-            scale=scales,
-            format="wide" if s.wide else "long",
+    check_source(Path(s.data))
+    if s.collapse and s.collapse not in COLLAPSES:
+        raise fail(
+            f"unknown collapse {s.collapse!r}{did_you_mean(s.collapse, list(COLLAPSES))}; "
+            f"known: {sorted(COLLAPSES)}",
+            2,
         )
-    except RatingsError as err:
-        raise fail(str(err)) from None
-    if s.filter:
+    where = {k: v for k, v in s.filter.items() if isinstance(v, list)}
+    extra: dict[str, Any] = {}
+    if s.duplicates != "error":  # read_ratings(duplicates=...): "error" is its default
+        extra["duplicates"] = s.duplicates
+    ratings = read_ratings(
+        s.data,
+        columns=s.columns or None,
+        scale=_scales(s),
+        format="wide" if s.wide else "long",
+        where=where or None,
+        **extra,
+    )
+    repeat = s.filter.get("repeat")
+    if isinstance(repeat, bool):
         try:
-            ratings = ratings.filter(**s.filter)
-        except (KeyError, ValueError, TypeError) as err:
-            raise fail(f"--filter {s.filter}: {err}", 2) from None
-        if ratings.n_ratings == 0:
-            raise fail(f"no ratings left after --filter {s.filter}")
+            ratings = ratings.filter(repeat=repeat)
+        except KeyError as err:
+            raise fail(f"--filter repeat={str(repeat).lower()}: {err.args[0]}") from None
     if s.collapse:
-        if s.collapse not in COLLAPSES:
-            raise fail(f"unknown collapse {s.collapse!r}; known: {sorted(COLLAPSES)}", 2)
         try:
             ratings = ratings.collapse(s.collapse)
         except (ValueError, KeyError) as err:
@@ -353,6 +374,7 @@ __all__ = [
     "DataOptions",
     "Study",
     "StudyOpt",
+    "check_source",
     "data_command",
     "load_ratings",
     "parse_pairs",

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from raterstats.files import write_atomic
+
 if TYPE_CHECKING:
     import polars as pl
     from matplotlib.figure import Figure
@@ -43,15 +45,16 @@ class ReportFolder:
 
     def csv(self, frame: pl.DataFrame, name: str) -> None:
         """Write ``frame`` as the CSV file ``name``."""
-        frame.write_csv(self._add(name))
+        write_atomic(self._add(name), frame.write_csv)
 
     def figure(self, fig: Figure, name: str) -> None:
         """Save ``fig`` as the PNG file ``name``."""
-        fig.savefig(self._add(name), dpi=DPI)
+        write_atomic(self._add(name), lambda tmp: fig.savefig(tmp, dpi=DPI))
 
     def json(self, obj: Any, name: str) -> None:
         """Write ``obj`` as the JSON file ``name`` (values JSON does not know as text)."""
-        self._add(name).write_text(json.dumps(obj, indent=2, default=str))
+        text = json.dumps(obj, indent=2, default=str)
+        write_atomic(self._add(name), lambda tmp: tmp.write_text(text))
 
 
 __all__ = ["DPI", "ReportFolder"]

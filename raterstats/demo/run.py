@@ -19,6 +19,7 @@ from raterstats.demo.ordinal import fit_ordinal, ordinal_section
 from raterstats.demo.rankings import ranking_section
 from raterstats.demo.study import DEMO_STATISTICS, label_distribution, schemes, wide_shares
 from raterstats.demo.tables import agreement_wide
+from raterstats.files import write_atomic
 from raterstats.formatting import markdown_table
 from raterstats.ratings import Ratings, RatingsSummary
 from raterstats.version import __version__
@@ -252,7 +253,7 @@ def run_demo(
         "",
     ]
     report = folder.path / "report.md"
-    report.write_text("\n".join(sections))
+    write_atomic(report, lambda tmp: tmp.write_text("\n".join(sections)))
     html = write_html_report(folder.path, title=TITLE)
     return DemoResult(out=folder.path, report=report, files=[report, html, *folder.files])
 
