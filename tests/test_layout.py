@@ -45,6 +45,7 @@ LAYERS: dict[str, int] = {
     "raterstats.ratings_summary": 2,
     "raterstats.readers": 2,
     "raterstats.ingest": 2,
+    "raterstats.exports": 2,
     "raterstats.datasets": 3,
     "raterstats.simulate": 3,
     "raterstats.scoring": 3,
