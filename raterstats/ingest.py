@@ -153,6 +153,7 @@ def read_ratings(
     file_format: FileFormat | None = None,
     encoding: str = "utf-8",
     name: str | None = None,
+    export: str | None = None,
 ) -> Ratings:
     """Read ratings from a file or a frame and validate them.
 
@@ -188,6 +189,10 @@ def read_ratings(
     name : str, optional
         How the source is named in errors and summaries (default: the path, or "a polars
         DataFrame").
+    export : {"label-studio", "mturk", "survey"}, optional
+        Read an annotation tool's export (Label Studio JSON, Mechanical Turk batch results,
+        a wide survey export) instead of a table; ``columns`` then names the export's
+        fields or columns (see :func:`raterstats.exports.read_export`).
 
     Returns
     -------
@@ -208,6 +213,24 @@ def read_ratings(
     >>> r.data.select("item", "rater", "rating").rows()
     [('q1', 'a', '5'), ('q1', 'b', '4'), ('q2', 'a', '2')]
     """
+    if export is not None:
+        from raterstats.exports import read_export
+
+        return read_export(
+            source,
+            export,
+            columns=columns,
+            scale=scale,
+            format=format,
+            raters=raters,
+            dimension=dimension,
+            design=design,
+            missing=missing,
+            keep=keep,
+            file_format=file_format,
+            encoding=encoding,
+            name=name,
+        )
     if format not in ("long", "wide"):
         raise ValueError(f"format must be 'long' or 'wide', not {format!r}")
     if missing not in ("error", "drop"):
