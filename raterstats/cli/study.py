@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 import typer
 
 from raterstats.cli.app import fail
+from raterstats.exports import EXPORTS
 from raterstats.ingest import RatingsError, read_ratings
 from raterstats.scales import COLLAPSES, IntervalScale, NominalScale, OrdinalScale, Scale
 
@@ -124,6 +125,7 @@ class Study:
     filter: dict[str, Any] = field(default_factory=dict)
     collapse: str | None = None
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    export: str | None = None
 
     @classmethod
     def read(cls, path: Path) -> Study:
@@ -135,7 +137,7 @@ class Study:
             raise fail(f"study file {path} does not exist", 2) from None
         except tomllib.TOMLDecodeError as err:
             raise fail(f"study file {path}: not valid TOML ({err})", 2) from None
-        known = {"data", "columns", "scale", "format", "filter", "collapse"}
+        known = {"data", "columns", "scale", "format", "filter", "collapse", "export"}
         sections = {"agreement", "fit", "rank", "designs"}
         unknown = sorted(set(raw) - known - sections)
         if unknown:
@@ -155,6 +157,7 @@ class Study:
             filter=dict(raw.get("filter", {})),
             collapse=raw.get("collapse"),
             sections={k: dict(raw.get(k, {})) for k in sections},
+            export=raw.get("export"),
         )
 
     def option(self, section: str, key: str, given: Any, default: Any) -> Any:
@@ -214,6 +217,14 @@ FilterOpt = Annotated[
 CollapseOpt = Annotated[
     str | None, typer.Option("--collapse", help="Collapse the scale, e.g. likert5_to_3.")
 ]
+ExportOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--export",
+        help=f"Read an annotation tool's export: {', '.join(EXPORTS)} (Label Studio JSON, "
+        "MTurk batch results CSV, wide survey CSV); --column names its fields.",
+    ),
+]
 
 
 @dataclass
@@ -231,6 +242,7 @@ class DataOptions:
     filters: FilterOpt = None
     collapse: CollapseOpt = None
     study: StudyOpt = None
+    export: ExportOpt = None
 
     def to_study(self) -> Study:
         """The study file (when given) overridden by the options given on the command line.
@@ -263,6 +275,8 @@ class DataOptions:
             s.filter[key] = parts if len(parts) > 1 else parts[0]
         if self.collapse is not None:
             s.collapse = self.collapse
+        if self.export is not None:
+            s.export = self.export
         return s
 
 
@@ -280,7 +294,7 @@ def data_command(command: Callable[..., None]) -> Callable[..., None]:
     >>> list(inspect.signature(show).parameters)[:3]
     ['source', 'column', 'scale']
     >>> show(source=Path("r.csv"), column=None, scale=None, wide=True, filters=None,
-    ...      collapse=None, study=None, as_json=True)
+    ...      collapse=None, study=None, export=None, as_json=True)
     r.csv True True
     """
     sig = inspect.signature(command, eval_str=True)
@@ -328,9 +342,12 @@ def load_ratings(s: Study) -> Ratings:
             columns=s.columns or None,
             scale=scales,
             format="wide" if s.wide else "long",
+            export=s.export,
         )
     except RatingsError as err:
         raise fail(str(err)) from None
+    except ValueError as err:  # an option that does not apply to the export
+        raise fail(str(err), 2) from None
     if s.filter:
         try:
             ratings = ratings.filter(**s.filter)
