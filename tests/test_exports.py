@@ -151,7 +151,7 @@ def test_label_studio_malformed_export_lists_every_problem_at_its_task_and_annot
         "task 4 annotation 1 (key 'completed_by'): expected the annotator",
         "task 4 annotation 2 (key 'lead_time'): got 'fast'",
         "task 4 annotation 2 (key 'from_name' of a result)",
-        "task 4 annotation 2 (result 'fluency'): got '\"4\"'; expected value.rating: a number",
+        "task 4 annotation 2 (result 'fluency'): got '\"4\"'; expected value.rating: a finite",
         "task 4 annotation 2 (result 'correctness'): got '\"yes\"'; expected value.choices",
         "task 4 annotation 3 (key 'result'): got 'yes'; expected a list of results",
         "task 5 annotation 1 (result 'fluency'): got '9'",
@@ -242,6 +242,25 @@ def test_label_studio_per_region_and_unknown_results_are_counted():
     )
     assert r.n_ratings == 2
     assert _reason(r, "per-region") == 2 and _reason(r, "'taxonomy'") == 2
+
+
+def test_label_studio_non_finite_rating_and_missing_data_field():
+    """https://labelstud.io/tags/rating.html: a rating is a finite number (Python's json
+    reads NaN and Infinity); a named data field missing from a task is a problem there."""
+    tasks = json.loads(
+        '[{"id": 1, "data": {}, "annotations": [{"completed_by": 1, "result": [{"from_name":'
+        ' "q", "type": "rating", "value": {"rating": NaN}}]}]}]'
+    )
+    with pytest.raises(RatingsError) as info:
+        read_label_studio(tasks, system_field="model")
+    lines = _lines(info.value)
+    assert (
+        "task 1 (data field 'model'): expected a field of the data (the key is missing)"
+        in (lines[0])
+    )
+    assert (
+        "task 1 annotation 1 (result 'q'): got 'NaN'; expected value.rating: a finite" in (lines[1])
+    )
 
 
 # ----------------------------------------------------------------------------- MTurk

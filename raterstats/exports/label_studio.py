@@ -27,6 +27,7 @@ The mapping:
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -163,8 +164,8 @@ def _rating(
             )
         texts = sorted(_scalar(c) or "" for c in v)
         return ("|".join(texts) if texts else None), None, None
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return None, json.dumps(v)[:60], f"value.{key}: a number"
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        return None, json.dumps(v)[:60], f"value.{key}: a finite number"
     return format_level(v), None, None
 
 
@@ -221,7 +222,7 @@ class _Walk:
         if tid is None and self.item_field is None:
             expected = "a task id (an integer or a string)"
             self.bad(rec, place, "key 'id'", task.get("id", _ABSENT), expected)
-        data = task.get("data")
+        data = task.get("data", {} if not self.fields else None)  # needed for fields only
         if not isinstance(data, dict):
             expected = "the task's data (a JSON object)"
             self.bad(rec, place, "key 'data'", task.get("data", _ABSENT), expected)
