@@ -11,6 +11,7 @@ diagnostics and ranking functions are imported on first use (module
 
 from typing import TYPE_CHECKING, Any
 
+from raterstats.exports import read_label_studio, read_mturk, read_survey
 from raterstats.ingest import Problem, RatingsError, read_ratings
 from raterstats.models import MACE, DawidSkene, LengthEffect, OrdinalRaters
 from raterstats.posterior import item_posterior, rater_summary
@@ -92,7 +93,10 @@ __all__ = [
     "rank_systems",
     "ranking_agreement",
     "rater_summary",
+    "read_label_studio",
+    "read_mturk",
     "read_ratings",
+    "read_survey",
     "reliability_projection",
     "report",
 ]

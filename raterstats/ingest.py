@@ -77,6 +77,7 @@ def read_ratings(
     separator: str | None = None,
     name: str | None = None,
     where: Mapping[str, str | Sequence[str]] | None = None,
+    export: str | None = None,
 ) -> Ratings:
     """Read ratings from a file or a frame and validate them.
 
@@ -145,6 +146,11 @@ def read_ratings(
         validation; they are counted as exclusions in the summary. A value that no row has
         is a problem.
 
+    export : {"label-studio", "mturk", "survey"}, optional
+        Read an annotation tool's export (Label Studio JSON, Mechanical Turk batch results,
+        a wide survey export) instead of a table; ``columns`` then names the export's
+        fields or columns (see :func:`raterstats.exports.read_export`).
+
     Notes
     -----
     Ids (items, raters, systems, ...) are text exactly as written, surrounding white
@@ -201,6 +207,36 @@ def read_ratings(
     >>> read_ratings(again, scale=OrdinalScale.likert(5)).data["repeat_index"].to_list()
     [0, 1, 2]
     """
+    if export is not None:
+        from raterstats.exports import read_export
+
+        unused = [
+            f"{k}={v!r}"
+            for k, v in (("separator", separator), ("where", where), ("duplicates", duplicates))
+            if v is not None and not (k == "duplicates" and v == "error")
+        ]
+        if unused:
+            raise ValueError(
+                f"{', '.join(unused)} do(es) not apply with export={export!r}: an export has "
+                "its own layout and duplicates are errors there; select rows afterwards with "
+                "Ratings.filter"
+            )
+
+        return read_export(
+            source,
+            export,
+            columns=columns,
+            scale=scale,
+            format=format,
+            raters=raters,
+            dimension=dimension,
+            design=design,
+            missing=missing,
+            keep=keep,
+            file_format=file_format,
+            encoding=encoding,
+            name=name,
+        )
     if format not in ("long", "wide"):
         raise ValueError(f"format must be 'long' or 'wide', not {format!r}")
     _check_where(where)

@@ -49,6 +49,7 @@ LAYERS: dict[str, int] = {
     "raterstats.repeats": 2,
     "raterstats.roles": 2,
     "raterstats.ingest": 2,
+    "raterstats.exports": 2,
     "raterstats.datasets": 3,
     "raterstats.simulate": 3,
     "raterstats.scoring": 3,

@@ -40,7 +40,9 @@ from raterstats.cli.studyfile import (
     parse_pairs,
     parse_scale,
 )
+from raterstats.exports import EXPORTS
 from raterstats.ingest import read_ratings
+from raterstats.ingest_errors import RatingsError
 from raterstats.scales import COLLAPSES, Scale
 
 if TYPE_CHECKING:
@@ -83,6 +85,7 @@ class Study:
     collapse: str | None = None
     duplicates: str = "error"
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    export: str | None = None
 
     @classmethod
     def read(cls, path: Path) -> Study:
@@ -122,6 +125,7 @@ class Study:
             collapse=raw.get("collapse"),
             duplicates=raw.get("duplicates", "error"),
             sections={k: dict(raw.get(k, {})) for k in SECTIONS},
+            export=raw.get("export"),
         )
 
     def option(self, section: str, key: str, given: Any, default: Any) -> Any:
@@ -195,6 +199,14 @@ DuplicatesOpt = Annotated[
         f"{', '.join(DUPLICATES)} (default error).",
     ),
 ]
+ExportOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--export",
+        help=f"Read an annotation tool's export: {', '.join(EXPORTS)} (Label Studio JSON, "
+        "MTurk batch results CSV, wide survey CSV); --column names its fields.",
+    ),
+]
 
 
 @dataclass
@@ -213,6 +225,7 @@ class DataOptions:
     collapse: CollapseOpt = None
     duplicates: DuplicatesOpt = None
     study: StudyOpt = None
+    export: ExportOpt = None
 
     def to_study(self) -> Study:
         """The study file (when given) overridden by the options given on the command line.
@@ -253,6 +266,8 @@ class DataOptions:
                     f": use one of {', '.join(DUPLICATES)}"
                 )
             s.duplicates = self.duplicates
+        if self.export is not None:
+            s.export = self.export
         return s
 
 
@@ -270,7 +285,7 @@ def data_command(command: Callable[..., None]) -> Callable[..., None]:
     >>> list(inspect.signature(show).parameters)[:3]
     ['source', 'column', 'scale']
     >>> show(source=Path("r.csv"), column=None, scale=None, wide=True, filters=None,
-    ...      collapse=None, duplicates=None, study=None, as_json=True)
+    ...      collapse=None, duplicates=None, study=None, export=None, as_json=True)
     r.csv True True
     """
     sig = inspect.signature(command, eval_str=True)
@@ -347,14 +362,24 @@ def load_ratings(s: Study) -> Ratings:
     extra: dict[str, Any] = {}
     if s.duplicates != "error":  # read_ratings(duplicates=...): "error" is its default
         extra["duplicates"] = s.duplicates
-    ratings = read_ratings(
-        s.data,
-        columns=s.columns or None,
-        scale=_scales(s),
-        format="wide" if s.wide else "long",
-        where=where or None,
-        **extra,
-    )
+    try:
+        ratings = read_ratings(
+            s.data,
+            columns=s.columns or None,
+            scale=_scales(s),
+            format="wide" if s.wide else "long",
+            where=(where or None) if s.export is None else None,
+            export=s.export,
+            **extra,
+        )
+    except RatingsError:
+        raise
+    except ValueError as err:  # an option that does not apply (e.g. to the export)
+        raise fail(str(err), 2) from None
+    if s.export is not None and where:  # an export's rows are selected after reading
+        ratings = ratings.filter(**where)
+        if ratings.n_ratings == 0:
+            raise fail(f"no ratings left after --filter {where}")
     repeat = s.filter.get("repeat")
     if isinstance(repeat, bool):
         try:

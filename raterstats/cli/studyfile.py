@@ -292,6 +292,12 @@ class Key:
     check: Callable[[Any], object] | None = None
 
 
+def _exports() -> list[str]:
+    from raterstats.exports import EXPORTS
+
+    return sorted(EXPORTS)
+
+
 def _statistics() -> list[str]:
     from raterstats.agreement import AGREEMENT_STATISTICS
 
@@ -405,6 +411,12 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
             lambda: sorted(COLLAPSES),
         ),
         "duplicates": Key(STRING, "Several ratings of one unit by one rater.", DUPLICATES),
+        "export": Key(
+            STRING,
+            "Read an annotation tool's export: a name of `raterstats.exports.EXPORTS` "
+            "(`label-studio`, `mturk`, `survey`).",
+            _exports,
+        ),
         "agreement": Key(TABLE, "Defaults of `raterstats agreement`."),
         "fit": Key(TABLE, "Defaults of `raterstats fit`."),
         "rank": Key(TABLE, "Defaults of `raterstats rank`."),
