@@ -506,6 +506,7 @@ DATA_OPTIONS = (
     "collapse",
     "duplicates",
     "study",
+    "export",
 )
 
 
