@@ -230,7 +230,7 @@ def summarize_ranking(
             "diff_high": d_high,
             "rank_prob": ((*extra, "system", "rank"), rank_prob),
             "expected_rank": ((*extra, "system"), ranks.mean(axis=(0, 1))),
-            "score_constant": scores.max(SAMPLE_DIMS) == scores.min(SAMPLE_DIMS),
+            "score_constant": _is_constant(scores),
         },
         coords={**ext_coords, "system": systems, "system_b": systems, "rank": np.arange(1, m + 1)},
     )
@@ -238,7 +238,7 @@ def summarize_ranking(
         ds["p_rope"] = (abs(diff) <= rope).mean(SAMPLE_DIMS)
     pair = ds[["diff_low", "diff_high", "p_better"]].transpose(*extra, "system", "system_b")
     lo, hi, pb = (pair[v].values for v in ("diff_low", "diff_high", "p_better"))
-    same = (diff.max(SAMPLE_DIMS) == diff.min(SAMPLE_DIMS)).transpose(*extra, "system", "system_b")
+    same = _is_constant(diff).transpose(*extra, "system", "system_b")
     if not higher_is_better:
         lo, hi = -hi, -lo
     text = np.empty(lo.shape, dtype=object)
@@ -259,6 +259,12 @@ def summarize_ranking(
         }
     )
     return ds
+
+
+def _is_constant(x: xr.DataArray) -> xr.DataArray:
+    """Whether ``x`` takes one value (up to rounding) in every draw."""
+    spread = x.max(SAMPLE_DIMS) - x.min(SAMPLE_DIMS)
+    return spread <= 1e-9 * (1.0 + abs(x).max(SAMPLE_DIMS))
 
 
 def _constant_note(constant: xr.DataArray, n_draws: int) -> str:
@@ -442,10 +448,10 @@ def rank_systems(
         gets a case bootstrap with ``n_boot`` replicates in which every system keeps data
         (:func:`raterstats.scoring.system_means`): when systems answer the same questions
         (a ``question`` column with several systems per question, the paired design) the
-        questions are resampled, each system keeping its answers to the drawn questions,
-        and a replicate that leaves a system without an item is redrawn; otherwise the
-        cases (questions; items when there is no question column) are resampled within
-        each system (stratified by system). ``attrs["bootstrap"]`` names the scheme
+        shared questions are resampled, each system keeping its answers to the drawn
+        questions, and a replicate that leaves a system without an item is redrawn; the
+        other cases (questions; items when there is no question column) are resampled
+        within each system (stratified by system). ``attrs["bootstrap"]`` names the scheme
         (``"questions (paired)"``, ``"stratified by system"`` or ``"none"``) and
         ``attrs["bootstrap_redrawn"]`` counts the redrawn replicates.
     ratings : Ratings, optional
@@ -542,8 +548,13 @@ def rank_table(ds: xr.Dataset, *, digits: int | None = 3) -> pl.DataFrame:
     missing = [v for v in (*cols, "rank_prob") if v not in ds]
     if missing:
         raise ValueError(f"rank_table: expected a rank_systems result; it lacks {missing}")
-    if ds["expected_rank"].isnull().any():
-        raise ValueError("rank_table: some expected ranks are NaN; rank with rank_systems")
+    nan = ds["expected_rank"].isnull()
+    if nan.any():
+        bad = sorted({str(s) for s in nan.where(nan, drop=True)["system"].values})
+        raise ValueError(
+            f"rank_table: the expected ranks of systems {bad} are NaN (an undefined score has "
+            "no rank); rank with rank_systems / summarize_ranking"
+        )
     frame = pl.from_pandas(ds[cols].to_dataframe().reset_index())
     p1 = pl.from_pandas(
         ds["rank_prob"].sel(rank=1, drop=True).rename("p_rank_1").to_dataframe().reset_index()

@@ -96,8 +96,8 @@ STRATIFIED = "stratified by system"
 PAIRED = "questions (paired)"
 
 # candidate replicates drawn at once (x cases) when a paired replicate is redrawn
-_REDRAW_CELLS = 4_000_000
-_REDRAW_ROUNDS = 40
+_REDRAW_CELLS = 1_000_000
+_REDRAW_ROUNDS = 20
 
 
 class SystemMeans(NamedTuple):
@@ -163,39 +163,61 @@ def describe_bootstrap(schemes: Mapping[str, str]) -> str:
 def _has_every_system(counts: np.ndarray, case_sys: np.ndarray) -> np.ndarray:
     """Whether each replicate (rows of case ``counts``) draws a case of every system;
     ``case_sys`` is (cases, systems), true where the case holds an item of the system."""
-    return (((counts > 0).astype(np.int64) @ case_sys.astype(np.int64)) > 0).all(axis=-1)
+    return (((counts > 0).astype(np.float32) @ case_sys.astype(np.float32)) > 0).all(axis=-1)
+
+
+def _linked_groups(case_sys: np.ndarray) -> np.ndarray:
+    """A group label per question (row of ``case_sys``, questions x systems): questions are
+    in one group when a chain of systems that answer them links them."""
+    parent = list(range(case_sys.shape[0]))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for col in case_sys.T:
+        qs = np.flatnonzero(col)
+        for q in qs[1:]:
+            parent[root(int(q))] = root(int(qs[0]))
+    return np.asarray([root(i) for i in range(len(parent))])
 
 
 def _paired_counts(
     case_sys: np.ndarray, n_boot: int, rng: np.random.Generator, systems: list[str], what: str
-) -> tuple[np.ndarray, int]:
-    """Question counts ``(n_boot, cases)`` of a bootstrap of the questions, conditioned on
-    every system keeping an item: a replicate that leaves a system out is redrawn (the
-    first valid of independent candidates, so the kept replicates follow the conditional
-    distribution exactly). Returns the counts and how many replicates were redrawn."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counts ``(n_boot, questions)`` of a bootstrap of the shared questions, conditioned on
+    every system of ``case_sys`` (questions x the systems that answer no other question)
+    keeping one: a replicate that leaves such a system out is redrawn (the first valid of
+    independent candidates, so the kept replicates follow the conditional distribution
+    exactly). Returns the counts and which replicates were redrawn."""
     n = case_sys.shape[0]
     p = np.full(n, 1.0 / n)
     counts = rng.multinomial(n, p, size=n_boot)
     bad = ~_has_every_system(counts, case_sys)
-    redrawn = int(bad.sum())
+    redrawn = bad.copy()
     batch = 4
     for _ in range(_REDRAW_ROUNDS):
         todo = np.flatnonzero(bad)
         if not todo.size:
             break
         k = max(1, min(batch, _REDRAW_CELLS // (todo.size * n)))
-        cand = rng.multinomial(n, p, size=(todo.size, k))
+        # n draws from n questions, as counts: one bincount over all candidates at once
+        pick = rng.integers(0, n, size=(todo.size * k, n)) + n * np.arange(todo.size * k)[:, None]
+        cand = np.bincount(pick.ravel(), minlength=todo.size * k * n).reshape(todo.size, k, n)
         good = _has_every_system(cand, case_sys)
         hit = good.any(axis=1)
         counts[todo[hit]] = cand[hit, good[hit].argmax(axis=1)]
         bad[todo[hit]] = False
         batch *= 4
     if bad.any():
-        few = [s for s, c in zip(systems, case_sys.sum(axis=0), strict=True) if c <= 2]
+        few = sorted(zip(case_sys.sum(axis=0).tolist(), systems, strict=True))[:5]
         raise ValueError(
-            f"{what}: a paired bootstrap of the {n} questions almost never keeps an item of "
-            f"every system (systems with at most two questions: {few}); rank those systems "
-            "separately or filter them out"
+            f"{what}: a paired bootstrap of the {n} shared questions almost never keeps an "
+            "item of every system (those answering the fewest: "
+            f"{', '.join(f'{s} ({c})' for c, s in few)}); rank those systems separately or "
+            "filter them out"
         )
     return counts, redrawn
 
@@ -220,11 +242,16 @@ def system_means(
     - :data:`STRATIFIED` (no question holds items of two systems: the systems' cases are
       independent): each system's cases are resampled within the system, as many as it
       has, so every system keeps its number of cases;
-    - :data:`PAIRED` (systems answer the same questions): the questions are resampled and
-      every system keeps its answers to the drawn questions, which keeps the pairing that
-      the differences between systems rely on; a replicate in which a system answers none
-      of the drawn questions is redrawn (the bootstrap is conditioned on every system
-      keeping an item; ``redrawn`` counts them).
+    - :data:`PAIRED` (systems answer the same questions): the shared questions (those
+      with items of two or more systems) are resampled together and every system keeps
+      its answers to the drawn questions, which keeps the pairing that the differences
+      between systems rely on (shared questions that no chain of systems links, as in
+      separate sub-studies, are resampled group by group, each group keeping its size);
+      a question that only one system answers is resampled within that system, as in
+      the stratified scheme. A replicate in which a system that answers shared questions
+      only gets none of them is redrawn (the bootstrap is conditioned on every system
+      keeping an item; ``redrawn`` counts them; ValueError when that almost never
+      happens).
 
     A system with a single case keeps the same mean in every replicate: the bootstrap
     cannot see its uncertainty (:func:`raterstats.ranking.summarize_ranking` reports such
@@ -258,31 +285,37 @@ def system_means(
             "undefined: filter them out or rate them"
         )
     t, x = t.filter(pl.Series(scored)), x[:, scored]
-    sys_idx = np.asarray([systems.index(s) for s in t[S.SYSTEM].to_list()])
+    sys_at = {s: k for k, s in enumerate(systems)}
+    sys_idx = np.asarray([sys_at[s] for s in t[S.SYSTEM].to_list()])
     onehot = (sys_idx[:, None] == np.arange(len(systems))[None, :]).astype(float)
     if not n_boot:
         return SystemMeans(x @ onehot / onehot.sum(axis=0), systems, NO_BOOTSTRAP, 0)
     scheme = bootstrap_scheme(t)
-    redrawn = 0
-    if scheme == PAIRED:
-        keys = t[S.QUESTION].to_list()
-    else:  # a question of one system is a case of that system
-        keys = list(zip(t[S.SYSTEM].to_list(), t[S.QUESTION].to_list(), strict=True))
-    cases = sorted(set(keys))
-    case_idx = np.asarray([cases.index(c) for c in keys])
-    case_sys = np.zeros((len(cases), len(systems)), dtype=bool)
+    keys = t[S.QUESTION].to_list()
+    at = {c: k for k, c in enumerate(sorted(set(keys)))}
+    case_idx = np.asarray([at[c] for c in keys])
+    case_sys = np.zeros((len(at), len(systems)), dtype=bool)
     case_sys[case_idx, sys_idx] = True
-    if scheme == PAIRED:
-        counts, redrawn = _paired_counts(case_sys, n_boot, rng, systems, what)
-    else:
-        counts = np.zeros((n_boot, len(cases)), dtype=np.int64)
-        for k in range(len(systems)):
-            own = np.flatnonzero(case_sys[:, k])
+    shared = case_sys.sum(axis=1) > 1
+    counts = np.zeros((n_boot, len(at)), dtype=np.int64)
+    for k in range(len(systems)):  # questions of one system: resampled within the system
+        own = np.flatnonzero(case_sys[:, k] & ~shared)
+        if own.size:
             counts[:, own] = rng.multinomial(own.size, np.full(own.size, 1.0 / own.size), n_boot)
+    redrawn = np.zeros(n_boot, dtype=bool)
+    needy = ~(case_sys & ~shared[:, None]).any(axis=0)  # systems with shared questions only
+    shared_at = np.flatnonzero(shared)
+    groups = _linked_groups(case_sys[shared_at])
+    for g in np.unique(groups):  # groups of shared questions that systems link
+        qs = shared_at[groups == g]
+        keep = case_sys[qs].any(axis=0) & needy
+        names = [s for s, n in zip(systems, keep, strict=True) if n]
+        counts[:, qs], again = _paired_counts(case_sys[qs][:, keep], n_boot, rng, names, what)
+        redrawn |= again
     w = counts[:, case_idx].astype(float)
     rows = np.arange(n_boot) % x.shape[0]
     means = (x[rows] * w) @ onehot / (w @ onehot)
-    return SystemMeans(means, systems, scheme, redrawn)
+    return SystemMeans(means, systems, scheme, int(redrawn.sum()))
 
 
 def as_draws(arr: np.ndarray, systems: list[str], extra: dict[str, list[Any]]) -> xr.DataArray:

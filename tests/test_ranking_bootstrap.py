@@ -5,8 +5,6 @@ bootstrap that cannot vary says so instead of presenting certainty."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import polars as pl
 import pytest
@@ -15,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from raterstats import MACE, NominalScale, OrdinalScale, read_ratings
+from raterstats.agreement import DegenerateAgreementWarning
 from raterstats.ranking import (
     rank_draws,
     rank_methods,
@@ -48,9 +47,7 @@ def _issue_example():
 def test_issue_example_ranks_the_always_better_system_first(method):
     """issue 18, item 1: t (always 5) beat s (always 3) only with P = 0.66 and "no
     credible difference", because replicates without an item of t scored it NaN (last)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # EM on unanimous raters may warn
-        ds = rank_systems(_issue_example(), method=method, random_seed=0)
+    ds = rank_systems(_issue_example(), method=method, random_seed=0)
     one = ds.sel(dimension="default")
     assert np.isfinite(one["score"].values).all()
     assert float(one["rank_prob"].sel(system="t", rank=1)) == 1.0
@@ -129,35 +126,59 @@ def test_paired_design_resamples_questions_and_keeps_every_system():
 
 def test_paired_redraw_keeps_the_conditional_distribution():
     """issue 18, item 1: redrawing replicates in which a system has no item conditions the
-    question bootstrap on every system keeping one; the other questions stay uniform."""
+    question bootstrap on every system keeping one, and nothing else. a answers q1-q3, b
+    q1 only, c q2 and q3: a replicate is redrawn when it misses q1 (8/27) or both q2 and
+    q3 (1/27)."""
     table = pl.DataFrame(
         {
-            "item": ["q1-a", "q1-b", "q2-a", "q3-a"],
-            "system": ["a", "b", "a", "a"],
-            "question": ["q1", "q1", "q2", "q3"],
+            "item": ["q1-a", "q1-b", "q2-a", "q2-c", "q3-a", "q3-c"],
+            "system": ["a", "b", "a", "c", "a", "c"],
+            "question": ["q1", "q1", "q2", "q2", "q3", "q3"],
         }
     )
-    scores = np.array([[0.0, 7.0, 1.0, 10.0]])
-    items = ["q1-a", "q1-b", "q2-a", "q3-a"]
+    scores = np.array([[0.0, 7.0, 1.0, 2.0, 10.0, 4.0]])
+    items = table["item"].to_list()
     res = system_means(scores, table, items, n_boot=6000, rng=np.random.default_rng(3))
     assert res.bootstrap == PAIRED
+    assert np.isfinite(res.scores).all()
     np.testing.assert_allclose(res.scores[:, 1], 7.0)  # b keeps q1 in every replicate
-    # P(q1 missed) = (2/3)^3 = 8/27 of the replicates were redrawn
-    assert abs(res.redrawn / 6000 - 8 / 27) < 0.03
-    # given q1 drawn: q1 once (12 of 19 such replicates), the two other draws from q2 / q3
+    assert abs(res.redrawn / 6000 - 9 / 27) < 0.03
+    # the accepted counts (q1, q2, q3): (1,2,0), (1,0,2) 3/18 each, (1,1,1) 6/18, (2,1,0),
+    # (2,0,1) 3/18 each; a's mean is (0 n1 + 1 n2 + 10 n3) / 3
     means = np.round(res.scores[:, 0], 9)
-    q1_once = np.isin(means, np.round([2 / 3, 11 / 3, 20 / 3], 9))  # (0 + x + y) / 3
-    assert abs(q1_once.mean() - 12 / 19) < 0.03
-    np.testing.assert_allclose(np.mean(means == np.round(20 / 3, 9)), 3 / 19, atol=0.02)
+    for value, p in ((2 / 3, 1 / 6), (20 / 3, 1 / 6), (11 / 3, 1 / 3), (1 / 3, 1 / 6)):
+        assert abs(np.mean(means == round(value, 9)) - p) < 0.025, value
+    assert abs(np.mean(means == round(10 / 3, 9)) - 1 / 6) < 0.025
+
+
+def test_mixed_design_pairs_the_shared_questions_and_stratifies_the_others():
+    """issue 18, item 1: in a design where two systems share one question and twelve
+    others each answer questions of their own, the shared question is kept and the others
+    are resampled within their system; no replicate needs to be redrawn (a bootstrap of
+    all questions would almost never keep every system)."""
+    rows = [("q0-a", "a", "q0", "x", 4), ("q0-b", "b", "q0", "x", 2)]
+    rows += [
+        (f"own{s}-{i}", f"s{s:02d}", f"own{s}-{i}", "x", 1 + (s + i) % 5)
+        for s in range(12)
+        for i in range(2)
+    ]
+    ds = rank_systems(_ratings(rows), method="mean", n_boot=300, random_seed=1)
+    one = ds.sel(dimension="default")
+    assert ds.attrs["bootstrap"] == PAIRED and ds.attrs["bootstrap_redrawn"] == 0
+    assert np.isfinite(one["score"].values).all()
+    assert float(one["p_better"].sel(system="a", system_b="b")) == 1.0
+    # s00's two items (1 and 2) are resampled within s00: means 1, 1.5, 2
+    assert set(one["score"].sel(system="s00").values.ravel().tolist()) == {1.0, 1.5, 2.0}
 
 
 @st.composite
 def designs(draw):
     """Small unbalanced designs: 2-4 systems with 1-4 items (often one), 1-3 raters per
     item, constant or random ratings 1-4; optionally one system rated 5 throughout; with
-    no question column, a question per system, or questions shared by the systems."""
+    no question column, questions of one system each, questions shared by the systems (a
+    system may answer one twice) or some shared and some not."""
     n_sys = draw(st.integers(2, 4))
-    kind = draw(st.sampled_from(["none", "own", "shared"]))
+    kind = draw(st.sampled_from(["none", "own", "shared", "mixed"]))
     top = draw(st.booleans())
     n_raters = draw(st.integers(1, 3)) if draw(st.booleans()) else None  # None: per item
     rows = []
@@ -165,7 +186,12 @@ def designs(draw):
         n_items = draw(st.sampled_from([1, 1, 2, 3, 4]))
         const = draw(st.one_of(st.none(), st.integers(1, 4)))
         for i in range(n_items):
-            q = {"none": f"{s}-{i}", "own": f"q{s}-{i // 2}", "shared": f"q{i}"}[kind]
+            q = {
+                "none": f"{s}-{i}",
+                "own": f"q{s}-{i // 2}",
+                "shared": f"q{draw(st.integers(0, 3))}",
+                "mixed": f"q{i}" if draw(st.booleans()) else f"own{s}-{i}",
+            }[kind]
             k = n_raters or draw(st.integers(1, 3))
             for rater in range(k):
                 rating = 5 if top and s == 0 else (const or draw(st.integers(1, 4)))
@@ -174,7 +200,7 @@ def designs(draw):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(design=designs(), method=st.sampled_from(["mean", "majority", "pyramid"]))
+@given(design=designs(), method=st.sampled_from(rank_methods()))
 def test_every_replicate_scores_every_system(design, method):
     """issue 18, item 1: on any small unbalanced design no replicate score is NaN, the rank
     probabilities sum to 1 per system and per rank, and a system whose every rating exceeds
@@ -185,8 +211,11 @@ def test_every_replicate_scores_every_system(design, method):
     assert np.isfinite(ds["score"].values).all()
     np.testing.assert_allclose(ds["rank_prob"].sum("rank"), 1.0)
     np.testing.assert_allclose(ds["rank_prob"].sum("system"), 1.0)
-    # every system answers q0 in the shared design
-    assert ds.attrs["bootstrap"] == (PAIRED if kind == "shared" else STRATIFIED)
+    per_question: dict[str, set[str]] = {}
+    for _, system, question, *_ in rows:
+        per_question.setdefault(question, set()).add(system)
+    paired = kind != "none" and max(map(len, per_question.values())) > 1
+    assert ds.attrs["bootstrap"] == (PAIRED if paired else STRATIFIED)
     if top and (method != "pyramid" or balanced):  # Pyramid sums: only with equal raters
         assert float(ds["rank_prob"].sel(system="s0", rank=1)) == 1.0
         for other in ds["system"].values[1:]:
@@ -227,8 +256,8 @@ def test_undefined_scores_are_never_ranked():
         rank_draws(np.array([[0.1, np.nan]]), np.random.default_rng(0))
     with pytest.raises(ValueError, match=r"systems b \(1 of 1\)"):
         ranking_agreement({"a": 1.0, "b": np.nan, "c": 0.0}, {"a": 1.0, "b": 2.0, "c": 0.0})
-    with pytest.raises(ValueError, match="expected ranks are NaN"):
-        rank_table(summarize_ranking(draws.fillna(0)).assign(expected_rank=np.nan))
+    with pytest.raises(ValueError, match=r"expected ranks of systems \['a', 'b'\] are NaN"):
+        rank_table(_with_nan_ranks(summarize_ranking(draws.fillna(0))))
     r = _ratings(_paired_rows(), scale=NominalScale(["1", "2", "3", "4", "5"]))
     with pytest.raises(ValueError, match=r"'3' -> nan"):
         rank_systems(r, method="mean", score_map={str(k): k for k in (1, 2, 4, 5)} | {"3": "nan"})
@@ -273,8 +302,7 @@ def test_ranking_agreement_counts_undefined_statistics():
         dims=("chain", "draw", "system"),
         coords={"system": ["a", "b", "c"]},
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with pytest.warns(DegenerateAgreementWarning, match="kendall_tau_b is undefined"):
         ds = ranking_agreement({"a": 3, "b": 2, "c": 1}, post, statistics=["kendall_tau_b"])
     assert int(ds["n_undefined"].sel(statistic="kendall_tau_b")) == 1
     assert float(ds["mean"].sel(statistic="kendall_tau_b")) == 1.0
@@ -298,3 +326,47 @@ def test_cli_rank_notes_constant_scores(tmp_path):
     rows = json.loads(res.stdout)
     assert [(r["system"], r["p_rank_1"]) for r in rows] == [("t", 1.0), ("s", 0.0)]
     assert "rank: note: the score of s (default), t (default) is the same" in res.stderr
+
+
+def test_a_constant_score_is_found_despite_rounding():
+    """issue 18, item 1: a system rated 0.1 throughout has bootstrap means that differ only
+    by rounding (0.1 + 0.1 + 0.1 != 0.3); it is still reported as constant."""
+    rows = [
+        (f"i{k}", "st"[k < 5], f"i{k}", rater, "low" if k < 5 else ["low", "high"][k % 2])
+        for k in range(10)
+        for rater in ("x", "y", "z")
+    ]
+    r = _ratings(rows, scale=NominalScale(["low", "high"]), question=False)
+    ds = rank_systems(r, method="mean", score_map={"low": 0.1, "high": 0.7}, random_seed=3)
+    one = ds.sel(dimension="default")
+    assert bool(one["score_constant"].sel(system="t"))
+    assert not bool(one["score_constant"].sel(system="s"))
+    assert ds.attrs["constant_scores"].startswith("the score of t (default) is the same")
+
+
+def _with_nan_ranks(ds):
+    """A ranking whose expected ranks were lost (as a hand-made Dataset might be)."""
+    return ds.assign(expected_rank=ds["expected_rank"] * np.nan)
+
+
+def test_unlinked_pairs_are_resampled_apart_and_a_hopeless_paired_design_is_named():
+    """issue 18, item 1: questions that no chain of systems links (pairs of systems, each
+    pair on its own question) are resampled group by group, so every system keeps its
+    item without a redraw; a design that almost never keeps every system (a chain of 150
+    questions, each system answering one or two) stops with an error naming the systems
+    instead of looping or dropping them."""
+    pairs = [(f"q{q}-{s}", f"{s}{q:02d}", f"q{q}") for q in range(25) for s in "ab"]
+    table = pl.DataFrame(pairs, orient="row", schema=["item", "system", "question"])
+    items = table["item"].to_list()
+    scores = np.arange(len(items), dtype=float)[None]
+    res = system_means(scores, table, items, n_boot=200, rng=np.random.default_rng(0))
+    assert res.bootstrap == PAIRED and res.redrawn == 0
+    own = dict(zip(table["system"].to_list(), scores[0].tolist(), strict=True))
+    np.testing.assert_allclose(res.scores, np.tile([own[s] for s in res.systems], (200, 1)))
+    chain = [(f"q{q}-{s}", f"s{s:03d}", f"q{q}") for q in range(150) for s in (q, q + 1)]
+    table = pl.DataFrame(chain, orient="row", schema=["item", "system", "question"])
+    items = table["item"].to_list()
+    with pytest.raises(ValueError, match=r"fewest: s000 \(1\), s150 \(1\), s001 \(2\)"):
+        system_means(
+            np.ones((1, len(items))), table, items, n_boot=100, rng=np.random.default_rng(0)
+        )
