@@ -97,18 +97,22 @@ def _verdict(
     p_better: float,
     ci_prob: float,
     rope: float | None,
-    constant: int = 0,
+    same_in: int = 0,
+    p_tie: float = 0.0,
 ) -> str:
-    """The verdict on one pair; ``constant`` > 0: the difference is the same in all of
-    that many draws, which the text says (no uncertainty was estimated, not certainty)."""
+    """The verdict on one pair; ``p_tie`` > 0: the share of draws with equal scores (not
+    counted in P(a > b)); ``same_in`` > 0: the difference is the same in all of that many
+    draws, which the text says (no uncertainty was estimated, not certainty)."""
     if a == b:
         return ""
     text = _verdict_text(a, b, low, high, p_better, ci_prob, rope)
-    if constant == 1:
+    if p_tie > 0:
+        text = f"{text}; tied in {p_tie:.0%} of the draws"
+    if same_in == 1:
         return f"{text}; one draw: no uncertainty was estimated"
-    if constant:
+    if same_in:
         return (
-            f"{text}; but the difference is the same in all {constant} draws: no uncertainty "
+            f"{text}; but the difference is the same in all {same_in} draws: no uncertainty "
             "could be estimated, which is not certainty"
         )
     return text
@@ -163,13 +167,15 @@ def summarize_ranking(
     xr.Dataset
         ``score`` (the draws), ``score_mean`` / ``score_sd`` / ``score_low`` /
         ``score_high``; per pair (``system`` x ``system_b``) ``p_better`` (P(score_a >
-        score_b), or lower when ``higher_is_better`` is False), ``diff_mean`` /
-        ``diff_low`` / ``diff_high`` (score_a - score_b), ``p_rope`` (with ``rope``) and the
-        text ``verdict``; ``rank_prob`` (``system`` x ``rank``; sums to 1 over ranks and over
-        systems) and ``expected_rank``; ``score_constant`` (the score is the same in every
-        draw, as for a system with one case in a bootstrap: its null interval is no
-        uncertainty estimated, not certainty; ``attrs["constant_scores"]`` names those
-        systems, and the verdict on a pair whose difference never varies says so).
+        score_b), or lower when ``higher_is_better`` is False), ``p_tie`` (P(score_a =
+        score_b): ties count for neither side, and the verdict gives their share),
+        ``diff_mean`` / ``diff_low`` / ``diff_high`` (score_a - score_b), ``p_rope`` (with
+        ``rope``) and the text ``verdict``; ``rank_prob`` (``system`` x ``rank``; sums to 1
+        over ranks and over systems) and ``expected_rank``; ``score_constant`` (the score
+        is the same in every draw, as for a system with one case in a bootstrap: its null
+        interval is no uncertainty estimated, not certainty; ``attrs["constant_scores"]``
+        names those systems, and the verdict on a pair whose difference never varies says
+        so).
 
     Raises
     ------
@@ -209,6 +215,7 @@ def summarize_ranking(
     diff = scores - other
     sign = 1.0 if higher_is_better else -1.0
     p_better = (sign * diff > 0).mean(SAMPLE_DIMS)
+    p_tie = (diff == 0).mean(SAMPLE_DIMS)
     d_low, d_high = eti(diff, ci_prob)
     s_low, s_high = eti(scores, ci_prob)
     rng = np.random.default_rng(random_seed)
@@ -225,6 +232,7 @@ def summarize_ranking(
             "score_low": s_low,
             "score_high": s_high,
             "p_better": p_better,
+            "p_tie": p_tie,
             "diff_mean": diff.mean(SAMPLE_DIMS),
             "diff_low": d_low,
             "diff_high": d_high,
@@ -236,8 +244,9 @@ def summarize_ranking(
     )
     if rope is not None:
         ds["p_rope"] = (abs(diff) <= rope).mean(SAMPLE_DIMS)
-    pair = ds[["diff_low", "diff_high", "p_better"]].transpose(*extra, "system", "system_b")
-    lo, hi, pb = (pair[v].values for v in ("diff_low", "diff_high", "p_better"))
+    pair = ds[["diff_low", "diff_high", "p_better", "p_tie"]]
+    pair = pair.transpose(*extra, "system", "system_b")
+    lo, hi, pb, pt = (pair[v].values for v in ("diff_low", "diff_high", "p_better", "p_tie"))
     same = _is_constant(diff).transpose(*extra, "system", "system_b")
     if not higher_is_better:
         lo, hi = -hi, -lo
@@ -246,7 +255,7 @@ def summarize_ranking(
         a, b = systems[idx[-2]], systems[idx[-1]]
         text[idx] = _verdict(
             a, b, float(lo[idx]), float(hi[idx]), float(pb[idx]), ci_prob, rope,
-            n_draws if same.values[idx] else 0,
+            n_draws if same.values[idx] else 0, float(pt[idx]),
         )  # fmt: skip
     ds["verdict"] = ((*extra, "system", "system_b"), text.astype(str))
     ds.attrs.update(
@@ -276,6 +285,8 @@ def _constant_note(constant: xr.DataArray, n_draws: int) -> str:
     for idx in zip(*np.nonzero(constant.values), strict=True):
         labels = [str(constant[d].values[i]) for d, i in zip(constant.dims, idx, strict=True)]
         names.append(labels[-1] + (f" ({', '.join(labels[:-1])})" if labels[:-1] else ""))
+    if n_draws == 1:
+        return "one draw: no uncertainty was estimated for any score"
     return (
         f"the score of {', '.join(names)} is the same in all {n_draws} draws (e.g. a system "
         "with a single case in a bootstrap): its interval shows no uncertainty, not certainty"
@@ -545,9 +556,6 @@ def rank_table(ds: xr.Dataset, *, digits: int | None = 3) -> pl.DataFrame:
     ['a', 'b']
     """
     cols = ["score_mean", "score_low", "score_high", "expected_rank"]
-    missing = [v for v in (*cols, "rank_prob") if v not in ds]
-    if missing:
-        raise ValueError(f"rank_table: expected a rank_systems result; it lacks {missing}")
     nan = ds["expected_rank"].isnull()
     if nan.any():
         bad = sorted({str(s) for s in nan.where(nan, drop=True)["system"].values})

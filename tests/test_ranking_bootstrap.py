@@ -229,16 +229,36 @@ def test_every_replicate_scores_every_system(design, method):
 
 def test_one_draw_and_ties_say_no_uncertainty_was_estimated():
     """issue 18, item 1: without replicates (n_boot=0) the verdicts say that one draw
-    estimates no uncertainty; tied systems share the ranks at random."""
+    estimates no uncertainty; tied systems share the ranks at random, and the verdicts
+    give the share of tied draws, which P(a > b) does not count."""
     ds = rank_systems(_issue_example(), method="mean", n_boot=0)
     v = ds["verdict"].sel(dimension="default", system="t", system_b="s").item()
     assert v.endswith("; one draw: no uncertainty was estimated")
+    assert ds.attrs["constant_scores"] == "one draw: no uncertainty was estimated for any score"
     ones = xr.DataArray(
         np.ones((1, 400, 2)), dims=("chain", "draw", "system"), coords={"system": ["a", "b"]}
     )
     tied = summarize_ranking(ones, random_seed=1)
     assert tied["verdict"].sel(system="a", system_b="b").item().startswith("no credible")
     assert "the same in all 400 draws" in tied["verdict"].sel(system="a", system_b="b").item()
+    assert "; tied in 100% of the draws; " in tied["verdict"].sel(system="a", system_b="b").item()
+    # ties in some draws count for neither side, and the verdict gives their share
+    some = summarize_ranking(
+        xr.DataArray(
+            np.array([[[1.0, 1.0], [1.0, 0.0], [2.0, 1.0], [0.0, 1.0]]]),
+            dims=("chain", "draw", "system"),
+            coords={"system": ["a", "b"]},
+        )
+    )
+    assert float(some["p_tie"].sel(system="a", system_b="b")) == 0.25
+    assert float(some["p_better"].sel(system="a", system_b="b")) == 0.5
+    assert float(some["p_better"].sel(system="b", system_b="a")) == 0.25
+    assert (
+        some["verdict"]
+        .sel(system="b", system_b="a")
+        .item()
+        .endswith("(P(a > b) = 0.25); tied in 25% of the draws")
+    )
     np.testing.assert_allclose(tied["rank_prob"].values, 0.5, atol=0.08)
 
 
