@@ -39,6 +39,7 @@ from raterstats.scales import CategoricalScale
 from raterstats.scoring import (
     ScoreMapArg,
     as_draws,
+    describe_bootstrap,
     item_system_table,
     score_vector,
     system_means,
@@ -62,7 +63,8 @@ def rank_draws(
     scores: np.ndarray, rng: np.random.Generator, *, descending: bool = True
 ) -> np.ndarray:
     """Ranks (1 = best) of the last axis of ``scores`` for every leading index, ties broken
-    at random so that every draw is a permutation.
+    at random so that every draw is a permutation. A NaN score has no rank: ValueError
+    (sorting would rank it last).
 
     Examples
     --------
@@ -70,6 +72,12 @@ def rank_draws(
     >>> rank_draws(np.array([[0.2, 0.9, 0.5]]), np.random.default_rng(0))
     array([[3, 1, 2]])
     """
+    scores = np.asarray(scores, dtype=float)
+    if np.isnan(scores).any():
+        raise ValueError(
+            f"rank_draws: {int(np.isnan(scores).sum())} scores are NaN; a score that is "
+            "undefined cannot be ranked"
+        )
     x = -scores if descending else scores
     jitter = rng.random(x.shape)
     order = np.lexsort((jitter, x), axis=-1)  # primary key x, ties by jitter
@@ -82,11 +90,38 @@ def rank_draws(
 
 
 def _verdict(
+    a: str,
+    b: str,
+    low: float,
+    high: float,
+    p_better: float,
+    ci_prob: float,
+    rope: float | None,
+    same_in: int = 0,
+    p_tie: float = 0.0,
+) -> str:
+    """The verdict on one pair; ``p_tie`` > 0: the share of draws with equal scores (not
+    counted in P(a > b)); ``same_in`` > 0: the difference is the same in all of that many
+    draws, which the text says (no uncertainty was estimated, not certainty)."""
+    if a == b:
+        return ""
+    text = _verdict_text(a, b, low, high, p_better, ci_prob, rope)
+    if p_tie > 0:
+        text = f"{text}; tied in {p_tie:.0%} of the draws"
+    if same_in == 1:
+        return f"{text}; one draw: no uncertainty was estimated"
+    if same_in:
+        return (
+            f"{text}; but the difference is the same in all {same_in} draws: no uncertainty "
+            "could be estimated, which is not certainty"
+        )
+    return text
+
+
+def _verdict_text(
     a: str, b: str, low: float, high: float, p_better: float, ci_prob: float, rope: float | None
 ) -> str:
     level = f"{100 * ci_prob:.0f}%"
-    if a == b:
-        return ""
     if rope is not None and -rope <= low and high <= rope:
         return (
             f"{a} and {b} are practically equivalent (the {level} interval of the "
@@ -132,10 +167,21 @@ def summarize_ranking(
     xr.Dataset
         ``score`` (the draws), ``score_mean`` / ``score_sd`` / ``score_low`` /
         ``score_high``; per pair (``system`` x ``system_b``) ``p_better`` (P(score_a >
-        score_b), or lower when ``higher_is_better`` is False), ``diff_mean`` /
-        ``diff_low`` / ``diff_high`` (score_a - score_b), ``p_rope`` (with ``rope``) and the
-        text ``verdict``; ``rank_prob`` (``system`` x ``rank``; sums to 1 over ranks and over
-        systems) and ``expected_rank``.
+        score_b), or lower when ``higher_is_better`` is False), ``p_tie`` (P(score_a =
+        score_b): ties count for neither side, and the verdict gives their share),
+        ``diff_mean`` / ``diff_low`` / ``diff_high`` (score_a - score_b), ``p_rope`` (with
+        ``rope``) and the text ``verdict``; ``rank_prob`` (``system`` x ``rank``; sums to 1
+        over ranks and over systems) and ``expected_rank``; ``score_constant`` (the score
+        is the same in every draw, as for a system with one case in a bootstrap: its null
+        interval is no uncertainty estimated, not certainty; ``attrs["constant_scores"]``
+        names those systems, and the verdict on a pair whose difference never varies says
+        so).
+
+    Raises
+    ------
+    ValueError
+        When a score is NaN or infinite in some draw (naming the system and draws): an
+        undefined score is never ranked (sorting would put it last).
 
     Examples
     --------
@@ -162,11 +208,14 @@ def summarize_ranking(
         raise ValueError(f"a ranking needs at least two systems, got {scores.sizes['system']}")
     extra = [d for d in scores.dims if d not in (*SAMPLE_DIMS, "system")]
     scores = scores.transpose(*SAMPLE_DIMS, *extra, "system").astype(float).rename("score")
+    _undefined_scores(scores, "summarize_ranking")
+    n_draws = int(scores.sizes["chain"] * scores.sizes["draw"])
     systems = [str(s) for s in scores["system"].values]
     other = scores.rename(system="system_b")
     diff = scores - other
     sign = 1.0 if higher_is_better else -1.0
     p_better = (sign * diff > 0).mean(SAMPLE_DIMS)
+    p_tie = (diff == 0).mean(SAMPLE_DIMS)
     d_low, d_high = eti(diff, ci_prob)
     s_low, s_high = eti(scores, ci_prob)
     rng = np.random.default_rng(random_seed)
@@ -183,34 +232,65 @@ def summarize_ranking(
             "score_low": s_low,
             "score_high": s_high,
             "p_better": p_better,
+            "p_tie": p_tie,
             "diff_mean": diff.mean(SAMPLE_DIMS),
             "diff_low": d_low,
             "diff_high": d_high,
             "rank_prob": ((*extra, "system", "rank"), rank_prob),
             "expected_rank": ((*extra, "system"), ranks.mean(axis=(0, 1))),
+            "score_constant": _is_constant(scores),
         },
         coords={**ext_coords, "system": systems, "system_b": systems, "rank": np.arange(1, m + 1)},
     )
     if rope is not None:
         ds["p_rope"] = (abs(diff) <= rope).mean(SAMPLE_DIMS)
-    pair = ds[["diff_low", "diff_high", "p_better"]].transpose(*extra, "system", "system_b")
-    lo, hi, pb = (pair[v].values for v in ("diff_low", "diff_high", "p_better"))
+    pair = ds[["diff_low", "diff_high", "p_better", "p_tie"]]
+    pair = pair.transpose(*extra, "system", "system_b")
+    lo, hi, pb, pt = (pair[v].values for v in ("diff_low", "diff_high", "p_better", "p_tie"))
+    same = _is_constant(diff).transpose(*extra, "system", "system_b")
     if not higher_is_better:
         lo, hi = -hi, -lo
     text = np.empty(lo.shape, dtype=object)
     for idx in np.ndindex(lo.shape):
         a, b = systems[idx[-2]], systems[idx[-1]]
-        text[idx] = _verdict(a, b, float(lo[idx]), float(hi[idx]), float(pb[idx]), ci_prob, rope)
+        text[idx] = _verdict(
+            a, b, float(lo[idx]), float(hi[idx]), float(pb[idx]), ci_prob, rope,
+            n_draws if same.values[idx] else 0, float(pt[idx]),
+        )  # fmt: skip
     ds["verdict"] = ((*extra, "system", "system_b"), text.astype(str))
     ds.attrs.update(
         {
             "ci_prob": ci_prob,
             "rope": float("nan") if rope is None else float(rope),
             "higher_is_better": int(higher_is_better),
-            "n_draws": int(scores.sizes["chain"] * scores.sizes["draw"]),
+            "n_draws": n_draws,
+            "constant_scores": _constant_note(ds["score_constant"], n_draws),
         }
     )
     return ds
+
+
+def _is_constant(x: xr.DataArray) -> xr.DataArray:
+    """Whether ``x`` takes one value (up to rounding) in every draw."""
+    spread = x.max(SAMPLE_DIMS) - x.min(SAMPLE_DIMS)
+    return spread <= 1e-9 * (1.0 + abs(x).max(SAMPLE_DIMS))
+
+
+def _constant_note(constant: xr.DataArray, n_draws: int) -> str:
+    """The systems (with their dimension / design) whose score is the same in every draw,
+    as a sentence; empty when every score varies."""
+    if not constant.any():
+        return ""
+    names = []
+    for idx in zip(*np.nonzero(constant.values), strict=True):
+        labels = [str(constant[d].values[i]) for d, i in zip(constant.dims, idx, strict=True)]
+        names.append(labels[-1] + (f" ({', '.join(labels[:-1])})" if labels[:-1] else ""))
+    if n_draws == 1:
+        return "one draw: no uncertainty was estimated for any score"
+    return (
+        f"the score of {', '.join(names)} is the same in all {n_draws} draws (e.g. a system "
+        "with a single case in a bootstrap): its interval shows no uncertainty, not certainty"
+    )
 
 
 # ---------------------------------------------------------------------------- score maps
@@ -274,6 +354,8 @@ def _raw_scores(
     pos = {it: k for k, it in enumerate(items)}
     dims = list(ratings.dimensions)
     out = []
+    schemes: dict[str, str] = {}
+    redrawn = 0
     for dim in dims:
         part = d.filter(pl.col(S.DIMENSION) == dim)
         scale = ratings.scale_for(dim)
@@ -305,9 +387,30 @@ def _raw_scores(
             )
         scores = np.full((1, len(items)), np.nan)
         scores[0, [pos[i] for i in per[S.ITEM].to_list()]] = per["__s"].to_numpy()
-        arr, systems = system_means(scores, table, items, n_boot=n_boot, rng=rng)
-        out.append(arr)
-    return as_draws(np.stack(out, axis=1), systems, {"dimension": dims})
+        res = system_means(scores, table, items, n_boot=n_boot, rng=rng, what=f"{what} ({dim})")
+        out.append(res.scores)
+        schemes[dim], redrawn = res.bootstrap, redrawn + res.redrawn
+    draws = as_draws(np.stack(out, axis=1), res.systems, {"dimension": dims})
+    draws.attrs.update(bootstrap=describe_bootstrap(schemes), bootstrap_redrawn=redrawn)
+    return draws
+
+
+def _undefined_scores(scores: xr.DataArray, what: str) -> None:
+    """ValueError naming each system (and dimension / design) whose score is NaN or
+    infinite in some draw: it has no place in a ranking (sorting would put it last)."""
+    bad = scores.isnull() | np.isinf(scores)
+    if not bad.any():
+        return
+    counts = bad.sum(SAMPLE_DIMS)
+    n = int(scores.sizes["chain"] * scores.sizes["draw"])
+    where = []
+    for idx in zip(*np.nonzero(counts.values), strict=True):
+        labels = [f"{d}={counts[d].values[i]}" for d, i in zip(counts.dims, idx, strict=True)]
+        where.append(f"{', '.join(labels)} ({int(counts.values[idx])} of {n} draws)")
+    raise ValueError(
+        f"{what}: the score is undefined (NaN) or infinite for {'; '.join(where)}; a system "
+        "without a score cannot be ranked: check the fit or the score map, or leave it out"
+    )
 
 
 def _check_systems(draws: xr.DataArray, ratings: Ratings) -> None:
@@ -353,8 +456,15 @@ def rank_systems(
         ``"pyramid"`` (scores summed over an item's raters, averaged over the system's
         cases, as in shared-task reports); or the name of a model with a
         ``rank_fit_method`` (``"mace"``, ``"dawid_skene"``: the labels of an EM fit). Each
-        gets a bootstrap over cases (questions; items when there is no question column)
-        with ``n_boot`` replicates.
+        gets a case bootstrap with ``n_boot`` replicates in which every system keeps data
+        (:func:`raterstats.scoring.system_means`): when systems answer the same questions
+        (a ``question`` column with several systems per question, the paired design) the
+        shared questions are resampled, each system keeping its answers to the drawn
+        questions, and a replicate that leaves a system without an item is redrawn; the
+        other cases (questions; items when there is no question column) are resampled
+        within each system (stratified by system). ``attrs["bootstrap"]`` names the scheme
+        (``"questions (paired)"``, ``"stratified by system"`` or ``"none"``) and
+        ``attrs["bootstrap_redrawn"]`` counts the redrawn replicates.
     ratings : Ratings, optional
         For a fit: the ratings that were fitted, as a cross-check (their systems must be
         those the fit ranks). Not needed: the fit stores its item -> system map.
@@ -386,7 +496,12 @@ def rank_systems(
     Returns
     -------
     xr.Dataset
-        See :func:`summarize_ranking`; ``attrs["source"]`` says what was ranked.
+        See :func:`summarize_ranking`; ``attrs["source"]`` says what was ranked,
+        ``attrs["bootstrap"]`` how its draws were resampled (``"none (posterior draws)"``
+        for an ordinal fit). A system whose score is undefined in some draw is never
+        ranked: ValueError naming it. A system whose score is the same in every draw
+        (e.g. one with a single case) shows in ``score_constant`` /
+        ``attrs["constant_scores"]`` and in the verdicts on its pairs.
 
     Examples
     --------
@@ -422,6 +537,8 @@ def rank_systems(
         raise TypeError(f"rank_systems: expected an xr.DataTree or Ratings, got {type(source)!r}")
     ds = summarize_ranking(draws, ci_prob=ci_prob, rope=rope, random_seed=random_seed)
     ds.attrs["source"] = label
+    ds.attrs["bootstrap"] = str(draws.attrs.get("bootstrap", "none (posterior draws)"))
+    ds.attrs["bootstrap_redrawn"] = int(draws.attrs.get("bootstrap_redrawn", 0))
     return ds
 
 
@@ -439,6 +556,13 @@ def rank_table(ds: xr.Dataset, *, digits: int | None = 3) -> pl.DataFrame:
     ['a', 'b']
     """
     cols = ["score_mean", "score_low", "score_high", "expected_rank"]
+    nan = ds["expected_rank"].isnull()
+    if nan.any():
+        bad = sorted({str(s) for s in nan.where(nan, drop=True)["system"].values})
+        raise ValueError(
+            f"rank_table: the expected ranks of systems {bad} are NaN (an undefined score has "
+            "no rank); rank with rank_systems / summarize_ranking"
+        )
     frame = pl.from_pandas(ds[cols].to_dataframe().reset_index())
     p1 = pl.from_pandas(
         ds["rank_prob"].sel(rank=1, drop=True).rename("p_rank_1").to_dataframe().reset_index()
@@ -505,11 +629,11 @@ def _ranking_side(x: Any, what: str) -> xr.DataArray:
             raise ValueError(f"{what}: a Dataset side must be a rank_systems result (with 'score')")
         x = x["score"]
     if isinstance(x, Mapping):
-        x = xr.DataArray(
-            np.asarray(list(x.values()), dtype=float),
-            dims="system",
-            coords={"system": [str(k) for k in x]},
-        )
+        try:
+            values = np.asarray(list(x.values()), dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{what}: a {{system: score}} side needs numeric scores") from None
+        x = xr.DataArray(values, dims="system", coords={"system": [str(k) for k in x]})
     if not isinstance(x, xr.DataArray) or "system" not in x.dims:
         raise ValueError(
             f"{what}: each side must be a rank_systems result, a DataArray with a 'system' "
@@ -519,8 +643,20 @@ def _ranking_side(x: Any, what: str) -> xr.DataArray:
     if left:
         raise ValueError(f"{what}: select one value of {left} first (e.g. ds.sel(dimension=...))")
     x = x.stack(sample=SAMPLE_DIMS) if "chain" in x.dims else x.expand_dims(sample=1)
-    x = x.transpose("sample", "system")
-    return x.assign_coords(system=[str(s) for s in x["system"].values])
+    x = x.transpose("sample", "system").astype(float)
+    x = x.assign_coords(system=[str(s) for s in x["system"].values])
+    bad = (~np.isfinite(x.values)).sum(axis=0)
+    if bad.any():
+        named = [
+            f"{s} ({int(c)} of {x.sizes['sample']})"
+            for s, c in zip(x["system"].values, bad, strict=True)
+            if c
+        ]
+        raise ValueError(
+            f"{what}: scores are NaN or infinite for systems {', '.join(named)}; an undefined "
+            "score has no rank (it would be ranked last): leave those systems out"
+        )
+    return x
 
 
 def _one_ranking_stat(
@@ -572,7 +708,11 @@ def ranking_agreement(
     -------
     xr.Dataset
         ``value`` (statistic x sample; one sample when both sides are point rankings),
-        ``mean``, ``low``, ``high`` per statistic.
+        ``mean``, ``low``, ``high`` per statistic over the samples where it is defined, and
+        ``n_undefined``: the samples left out because the statistic is undefined there
+        (NaN, e.g. a rank correlation when one side ties every system); NaN summaries when
+        it is undefined in every sample. A side with a NaN or infinite score is refused
+        (ValueError naming the systems): an undefined score has no rank.
 
     Examples
     --------
@@ -607,13 +747,21 @@ def ranking_agreement(
     for s_i, stat in enumerate(statistics):
         for t in range(n):
             vals[s_i, t] = _one_ranking_stat(stat, av[ia[t]], bv[ib[t]], systems, p, k)
-    low, high = eti_np(vals, ci_prob, axis=1)
+    undefined = np.isnan(vals).sum(axis=1)
+    defined = undefined < n
+    low = np.full(len(statistics), np.nan)
+    high = np.full(len(statistics), np.nan)
+    mean = np.full(len(statistics), np.nan)
+    if defined.any():
+        low[defined], high[defined] = eti_np(vals[defined], ci_prob, axis=1)
+        mean[defined] = np.nanmean(vals[defined], axis=1)
     return xr.Dataset(
         {
             "value": (("statistic", "sample"), vals),
-            "mean": ("statistic", np.nanmean(vals, axis=1)),
+            "mean": ("statistic", mean),
             "low": ("statistic", low),
             "high": ("statistic", high),
+            "n_undefined": ("statistic", undefined),
         },
         coords={"statistic": list(statistics), "sample": np.arange(n)},
         attrs={"ci_prob": ci_prob, "n_systems": len(systems)},

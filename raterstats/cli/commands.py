@@ -392,6 +392,8 @@ def rank(
         except (ValueError, KeyError, TypeError) as err:
             raise fail(f"rank: {err}") from None
     print_frame(rank_table(ds), as_json=as_json, csv=csv)
+    if ds.attrs.get("constant_scores"):  # null intervals that are not certainty
+        typer.echo(f"rank: note: {ds.attrs['constant_scores']}", err=True)
 
 
 # ----------------------------------------------------------------------------- designs

@@ -20,7 +20,7 @@ from raterstats import schema as S
 from raterstats.intervals import summarize_draws
 from raterstats.models.latent_class.data import UNIT_SEP, LatentClassData, data_from_groups
 from raterstats.models.latent_class.reference import entropy_np, logsumexp_np
-from raterstats.scoring import as_draws, score_vector, system_means
+from raterstats.scoring import as_draws, describe_bootstrap, score_vector, system_means
 
 if TYPE_CHECKING:
     from raterstats.models.latent_class.base import LatentClassModel
@@ -230,11 +230,21 @@ def system_score_draws(
     rows = np.arange(n_rep) % prob.shape[0]
     out = []
     systems: list[str] = []
+    schemes: dict[str, str] = {}
+    redrawn = 0
     for d, dim in enumerate(data.dimensions):
         levels = data.categories[d]
         sv = score_vector(dim, levels, score_map, what)
         sel = np.flatnonzero(data.unit_dim == d)
         p = prob[:, sel, : len(levels)]
+        lost = ~np.isclose(p.sum(axis=-1), 1.0, atol=1e-6).all(axis=0)  # NaN posteriors
+        if lost.any():
+            gone = sorted({data.unit_item[u] for u in sel[lost]})
+            raise ValueError(
+                f"{what}: the fit gives no label posterior (NaN) on dimension {dim!r} for "
+                f"items {gone[:5]}{' ...' if len(gone) > 5 else ''}; their scores are "
+                "undefined and would be ranked as numbers: check the fit (diagnose)"
+            )
         if labels == "sample":
             u = rng.random((n_rep, sel.size, 1))
             code = np.minimum((u > np.cumsum(p[rows], axis=-1)).sum(-1), len(levels) - 1)
@@ -245,10 +255,14 @@ def system_score_draws(
             val = p @ sv
         item_scores = np.full((val.shape[0], len(items)), np.nan)
         item_scores[:, unit_item[sel]] = val
-        arr, systems = system_means(item_scores, table, items, n_boot=n_boot, rng=rng)
-        out.append(arr)
+        res = system_means(
+            item_scores, table, items, n_boot=n_boot, rng=rng, what=f"{what} ({dim})"
+        )
+        out.append(res.scores)
+        systems, schemes[dim], redrawn = res.systems, res.bootstrap, redrawn + res.redrawn
     draws = as_draws(np.stack(out, axis=1), systems, {"dimension": list(data.dimensions)})
     draws.attrs["source"] = f"{model.name} ({dt.attrs.get('method', '')} fit)"
+    draws.attrs.update(bootstrap=describe_bootstrap(schemes), bootstrap_redrawn=redrawn)
     return draws
 
 
