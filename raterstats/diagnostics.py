@@ -24,6 +24,7 @@ import xarray as xr
 from scipy.optimize import linear_sum_assignment
 
 from raterstats import defaults as D
+from raterstats.checks import check_counts
 from raterstats.lazy import LazyModule
 from raterstats.models.base import model_from_datatree
 from raterstats.models.latent_class import LatentClassModel, data_from_groups, replicate_ratings
@@ -346,6 +347,7 @@ def ppc_agreement(
     """
     from raterstats.agreement import krippendorff_alpha, randolph_kappa
 
+    check_counts(where="ppc_agreement", n_draws=(n_draws, 1))
     model = model_from_datatree(dt)
     if not isinstance(model, LatentClassModel):
         raise TypeError("ppc_agreement needs a MACE or DawidSkene fit")

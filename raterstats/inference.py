@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
+import traceback
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -34,6 +35,13 @@ import numpy as np
 import xarray as xr
 
 from raterstats import defaults as D
+from raterstats.checks import check_arguments, seed_problem
+from raterstats.inference_checks import (
+    ENGINE_OPTIONS,
+    METHODS,
+    SAMPLERS,
+    sampler_argument_problems,
+)
 from raterstats.lazy import LazyModule
 
 if TYPE_CHECKING:
@@ -43,10 +51,6 @@ else:
     nutpie = LazyModule("nutpie")
     pm = LazyModule("pymc")
 
-#: Inference methods for PyMC models (``"em"`` is model-specific).
-METHODS = ("nuts", "map", "advi")
-#: NUTS samplers.
-SAMPLERS = ("nutpie", "pymc", "numpyro")
 
 _NUTPIE_RENAME = {
     "depth": "tree_depth",
@@ -72,6 +76,9 @@ _KEEP_STATS = (
 def resolve_seed(random_seed: int | None) -> int:
     """The seed to use: ``random_seed`` itself, or a fresh one when None.
 
+    Raises ``ValueError`` unless ``random_seed`` is None or an integer in
+    ``[0, 2**63 - 1]`` (:func:`raterstats.checks.seed_problem`).
+
     Examples
     --------
     >>> resolve_seed(7)
@@ -81,10 +88,7 @@ def resolve_seed(random_seed: int | None) -> int:
     """
     if random_seed is None:
         return int(np.random.SeedSequence().generate_state(1)[0] % (2**31 - 1))
-    if isinstance(random_seed, bool) or not isinstance(random_seed, int | np.integer):
-        raise TypeError(f"random_seed must be an int or None, not {random_seed!r}")
-    if random_seed < 0:
-        raise ValueError("random_seed must be non-negative")
+    check_arguments(seed_problem("random_seed", random_seed))
     return int(random_seed)
 
 
@@ -179,6 +183,21 @@ def _finish_nuts(dt: xr.DataTree, seconds: float, sampler: str) -> xr.DataTree:
     return out
 
 
+def _nutpie_sample(model: Any, **kwargs: Any) -> Any:
+    """``nutpie.sample(model, **kwargs)``, with a panic of nutpie's Rust code (a
+    ``pyo3_runtime.PanicException``, which derives from ``BaseException`` and so escapes
+    ``except Exception``) raised again as a ``RuntimeError`` that names the settings."""
+    try:
+        return nutpie.sample(model, **kwargs)
+    except BaseException as e:
+        if type(e).__name__ != "PanicException":
+            raise
+        settings = {k: v for k, v in kwargs.items() if k in ("draws", "tune", "chains", "cores")}
+        raise RuntimeError(
+            f"the nutpie sampler stopped with an internal error ({e}); settings: {settings}"
+        ) from e
+
+
 def _nutpie(
     model: pm.Model,
     *,
@@ -200,7 +219,7 @@ def _nutpie(
     if target_accept is not None:
         sample_kw["target_accept"] = target_accept
     t0 = time.perf_counter()
-    dt = nutpie.sample(
+    dt = _nutpie_sample(
         compiled,
         draws=draws,
         tune=tune,
@@ -259,15 +278,18 @@ def _map(
     initial_values: Mapping[str, Any] | None,
     **kwargs: Any,
 ) -> xr.DataTree:
-    res = pm.find_MAP(
-        model=model,
-        initvals=dict(initial_values) if initial_values else None,
-        random_seed=seed,
-        progressbar=progress,
-        return_inferencedata=True,
-        jitter=False,
-        **kwargs,
-    )
+    with warnings.catch_warnings():
+        # replaced by the warning below, which says why and what to do
+        warnings.filterwarnings("ignore", message="The optimizer did not converge")
+        res = pm.find_MAP(
+            model=model,
+            initvals=dict(initial_values) if initial_values else None,
+            random_seed=seed,
+            progressbar=progress,
+            return_inferencedata=True,
+            jitter=False,
+            **kwargs,
+        )
     assert isinstance(res, xr.DataTree)
     post = res["posterior"].to_dataset()
     names = [v.name for v in model.free_RVs] + [v.name for v in model.deterministics]
@@ -281,6 +303,19 @@ def _map(
     if opt is not None and "success" in opt:
         stats["converged"] = (("chain", "draw"), np.array([[bool(opt["success"])]]))
     out["sample_stats"] = xr.DataTree(xr.Dataset(stats, coords=coords))
+    failed = opt is not None and "success" in opt and not bool(opt["success"])
+    if failed or not np.isfinite(lp):
+        message = str(opt["message"].values) if opt is not None and "message" in opt else ""
+        warnings.warn(
+            f"the MAP optimisation did not converge ({message.strip() or 'no optimiser result'}"
+            f", log density {lp:g}): the posterior mode may lie on the boundary of the "
+            "parameter space (e.g. a rater who is never wrong, a category never used), where "
+            "a point estimate is not defined; the reported values are where the optimiser "
+            "stopped (sample_stats.converged is False). Use method='nuts' (or 'em' where "
+            "the model has it).",
+            UserWarning,
+            stacklevel=3,
+        )
     return out
 
 
@@ -294,15 +329,26 @@ def _advi(
     n: int = 20_000,
     **kwargs: Any,
 ) -> xr.DataTree:
-    approx = pm.fit(
-        n=n,
-        method="advi",
-        model=model,
-        random_seed=seed,
-        progressbar=progress,
-        start=dict(initial_values) if initial_values else None,
+    fit_kw: dict[str, Any] = {
+        "n": n,
+        "method": "advi",
+        "model": model,
+        "random_seed": seed,
+        "progressbar": progress,
+        "start": dict(initial_values) if initial_values else None,
         **kwargs,
-    )
+    }
+    try:
+        approx = pm.fit(**fit_kw)
+    except IndexError as e:
+        frames = traceback.extract_tb(e.__traceback__)
+        if not any("pytensor/link/numba" in f.filename.replace(os.sep, "/") for f in frames):
+            raise
+        # PyTensor's numba backend fails to compile some ADVI graphs whose variables all
+        # have size 1 (a scalar input to a fused elemwise, e.g. a one-coin Dawid-Skene fit
+        # of one rater); its Python linker compiles them (the same numbers, more slowly)
+        fit_kw["compile_kwargs"] = {**(fit_kw.get("compile_kwargs") or {}), "mode": "FAST_COMPILE"}
+        approx = pm.fit(**fit_kw)
     sampled = approx.sample(draws, random_seed=seed + 1, return_inferencedata=True)
     post = sampled["posterior"].to_dataset()
     out = xr.DataTree()
@@ -402,6 +448,20 @@ def run_density(
     """
     from nutpie.compiled_pyfunc import from_pyfunc
 
+    check_arguments(
+        *sampler_argument_problems(
+            method="nuts",
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            random_seed=random_seed,
+            sampler="nutpie",
+            target_accept=target_accept,
+            cores=cores,
+            progress=progress,
+            options=kwargs,
+        )
+    )
     seed = resolve_seed(random_seed)
     names = list(density.var_shapes)
     sample_kw = {**(density.sampler_defaults or {}), **kwargs}
@@ -409,7 +469,7 @@ def run_density(
         sample_kw["target_accept"] = target_accept
     if density.c_logp is not None and density.c_data is not None:
         t0 = time.perf_counter()
-        raw = nutpie.sample(
+        raw = _nutpie_sample(
             _nutpie_c_model(density, seed),
             draws=int(draws),
             tune=int(tune),
@@ -478,7 +538,7 @@ def run_density(
         make_initial_point_fn=make_initial_point,
     )
     t0 = time.perf_counter()
-    dt = nutpie.sample(
+    dt = _nutpie_sample(
         compiled,
         draws=int(draws),
         tune=int(tune),
@@ -554,14 +614,21 @@ def run_inference(
     >>> round(float(dt.posterior["mu"].item()), 3), dict(dt.posterior.sizes)
     (0.667, {'chain': 1, 'draw': 1})
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {list(METHODS)}, not {method!r}")
+    check_arguments(
+        *sampler_argument_problems(
+            method=method,
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            random_seed=random_seed,
+            sampler=sampler,
+            target_accept=target_accept,
+            cores=cores,
+            progress=progress,
+            options=kwargs,
+        )
+    )
     seed = resolve_seed(random_seed)
-    for name, v in (("draws", draws), ("chains", chains)):
-        if int(v) < 1:
-            raise ValueError(f"{name} must be at least 1")
-    if int(tune) < 0:
-        raise ValueError("tune must be non-negative")
     if method == "map":
         return _map(model, seed=seed, progress=progress, initial_values=initial_values, **kwargs)
     if method == "advi":
@@ -602,6 +669,7 @@ def run_inference(
 
 
 __all__ = [
+    "ENGINE_OPTIONS",
     "METHODS",
     "SAMPLERS",
     "Density",
@@ -610,4 +678,5 @@ __all__ = [
     "resolve_seed",
     "run_density",
     "run_inference",
+    "sampler_argument_problems",
 ]

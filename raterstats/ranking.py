@@ -32,6 +32,7 @@ from raterstats.agreement.ranking import (
     rbo,
     spearman_rho,
 )
+from raterstats.checks import check_counts
 from raterstats.intervals import SAMPLE_DIMS, eti, eti_np
 from raterstats.models import Method, Model, model_class, model_from_datatree, registered_models
 from raterstats.ratings import Ratings
@@ -514,6 +515,7 @@ def rank_systems(
     >>> bool(abs(ds["rank_prob"].sum("rank") - 1).max() < 1e-12)
     True
     """
+    check_counts(where="rank_systems", n_boot=(n_boot, 0), max_draws=(max_draws, 1))
     rng = np.random.default_rng(random_seed)
     if isinstance(source, Ratings):
         draws = _raw_scores(
@@ -721,6 +723,7 @@ def ranking_agreement(
     >>> float(ranking_agreement(ra, rb)["mean"].sel(statistic="kendall_tau_b"))
     0.6666666666666666
     """
+    check_counts(where="ranking_agreement", max_draws=(max_draws, 1), k=(k, 1))
     ci_prob = D.ci_prob() if ci_prob is None else ci_prob
     unknown = [s for s in statistics if s not in RANKING_STATISTICS]
     if unknown:

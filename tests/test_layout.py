@@ -34,6 +34,8 @@ LAYERS: dict[str, int] = {
     "raterstats.lazy": 0,
     "raterstats.schema": 0,
     "raterstats.defaults": 0,
+    "raterstats.checks": 0,
+    "raterstats.inference_checks": 0,
     "raterstats.intervals": 0,
     "raterstats.formatting": 0,
     "raterstats.ingest_errors": 0,

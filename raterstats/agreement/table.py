@@ -30,6 +30,7 @@ from raterstats.agreement.data import (
     is_ratings,
 )
 from raterstats.agreement.estimator import REGISTRY, Direct, Prepared, evaluate
+from raterstats.checks import count_problems
 from raterstats.defaults import AGREEMENT_CONFIDENCE, N_BOOT
 from raterstats.intervals import eti_np
 
@@ -314,8 +315,7 @@ def agreement(
     problems = []
     if not 0.0 < float(ci_prob) < 1.0:
         problems.append(f"ci_prob must lie in (0, 1), not {ci_prob!r}")
-    if int(n_boot) != n_boot or n_boot < 0:
-        problems.append(f"n_boot must be a non-negative integer, not {n_boot!r}")
+    problems += count_problems(n_boot=(n_boot, 0))
     if level not in (None, "item", "segment"):
         problems.append(f"level must be 'item', 'segment' or None, not {level!r}")
     by = [by] if isinstance(by, str) else list(by)

@@ -23,6 +23,7 @@ from scipy.special import expit
 
 from raterstats import defaults as D
 from raterstats import schema as S
+from raterstats.checks import check_counts
 from raterstats.design.compare import check_ordinal_fit, thin_posterior
 from raterstats.intervals import SAMPLE_DIMS, eti
 from raterstats.ratings import Ratings
@@ -371,6 +372,7 @@ def annotation_budget(
     ('dimension', 'design', 'n_raters', 'k')
     """
     what = "annotation_budget"
+    check_counts(where=what, n_sims=(n_sims, 0))
     check_ordinal_fit(dt, what)
     post = dt["posterior"].to_dataset()
     const = dt["constant_data"].to_dataset()

@@ -23,6 +23,7 @@ import xarray as xr
 from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.agreement import intra_rater_agreement, krippendorff_alpha, randolph_kappa
+from raterstats.checks import check_counts
 from raterstats.intervals import SAMPLE_DIMS, eti, eti_np
 from raterstats.models import OrdinalRaters, is_fit_of
 from raterstats.ratings import Ratings
@@ -194,6 +195,7 @@ def compare_designs(
     from raterstats.models.ordinal import data_from_constants, reliability
 
     what = "compare_designs"
+    check_counts(where=what, n_replicates=(n_replicates, 0))
     check_ordinal_fit(dt, what)
     designs = [str(g) for g in dt["posterior"].to_dataset()["design"].values]
     dims = [str(d) for d in dt["posterior"].to_dataset()["dimension"].values]

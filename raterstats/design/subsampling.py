@@ -16,6 +16,7 @@ import xarray as xr
 from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.agreement import DegenerateAgreementWarning
+from raterstats.checks import check_counts
 from raterstats.design.budget import run_tasks
 from raterstats.intervals import eti
 from raterstats.ranking import RawMethod
@@ -119,6 +120,7 @@ def subsampling_study(
     >>> float(ds["mean"].sel(statistic="kendall_tau_b", n_raters=3).item())
     1.0
     """
+    check_counts(where="subsampling_study", n_repeats=(n_repeats, 1))
     ci_prob = D.ci_prob() if ci_prob is None else ci_prob
     from raterstats.ranking import rank_systems
 

@@ -75,6 +75,7 @@ fingerprint, method, sampler, seed, draws, tune, chains), so that a saved file
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import time
 from collections.abc import Mapping
@@ -86,14 +87,9 @@ import xarray as xr
 
 from raterstats import defaults as D
 from raterstats import schema as S
-from raterstats.inference import (
-    METHODS,
-    SAMPLERS,
-    Density,
-    resolve_seed,
-    run_density,
-    run_inference,
-)
+from raterstats.checks import check_arguments, choice_problem, flag_problem
+from raterstats.inference import Density, resolve_seed, run_density, run_inference
+from raterstats.inference_checks import sampler_argument_problems
 from raterstats.lazy import LazyModule
 from raterstats.models.priors import Prior, as_prior, jsonable
 from raterstats.ratings import Ratings
@@ -503,23 +499,44 @@ class Model:
             Groups ``posterior``, ``sample_stats``, ``observed_data``, ``constant_data``,
             ``log_likelihood`` (unless disabled), ``posterior_predictive`` (on request) and
             model-specific groups; ``attrs`` hold :data:`FIT_ATTRS`.
+
+        Raises
+        ------
+        ValueError
+            Before any data preparation, compilation or sampling, listing every bad
+            argument (wrong types included: ``draws=2.5``, ``random_seed="1"``); the rules
+            are those of :func:`raterstats.inference_checks.sampler_argument_problems` (``tune=0``
+            needs ``sampler="pymc"``: nutpie cannot sample without tuning). Then
+            :class:`ModelInputError` (a ``ValueError``) when the ratings cannot be fitted.
         """
-        if method not in (*METHODS, "em"):
-            raise ValueError(f"method must be one of {[*METHODS, 'em']}, not {method!r}")
-        if method not in self.methods:
-            raise ValueError(f"{self.name} supports methods {list(self.methods)}, not {method!r}")
-        if sampler not in SAMPLERS:
-            raise ValueError(f"sampler must be one of {list(SAMPLERS)}, not {sampler!r}")
-        if init not in ("auto", "em", "default"):
-            raise ValueError(f"init must be 'auto', 'em' or 'default', not {init!r}")
-        if init == "em" and "em" not in self.methods:
-            raise ValueError(f"{self.name} has no EM estimate to start from (init='em')")
+        check_arguments(
+            *sampler_argument_problems(
+                method=method,
+                draws=draws,
+                tune=tune,
+                chains=chains,
+                random_seed=random_seed,
+                sampler=sampler,
+                target_accept=target_accept,
+                cores=cores,
+                progress=progress,
+                methods=self.methods,
+                options=method_options,
+                em_options=_keyword_names(self.fit_em, ("random_seed", "progress")),
+            ),
+            choice_problem("init", init, ("auto", "em", "default")),
+            None
+            if init != "em" or "em" in self.methods
+            else f"{self.name} has no EM estimate to start from (init='em')",
+            choice_problem("logp_backend", logp_backend, ("auto", "pymc")),
+            flag_problem("posterior_predictive", posterior_predictive),
+            flag_problem("log_likelihood", log_likelihood),
+            where=f"{type(self).__name__}.fit",
+        )
         seed = resolve_seed(random_seed)
         t0 = time.perf_counter()
         data = self.prepare(ratings)
         model: pm.Model | None = None
-        if logp_backend not in ("auto", "pymc"):
-            raise ValueError(f"logp_backend must be 'auto' or 'pymc', not {logp_backend!r}")
         density = None
         start: dict[str, np.ndarray] | None = None
         compiled = method == "nuts" and sampler == "nutpie" and logp_backend == "auto"
@@ -664,6 +681,14 @@ def registered_models() -> dict[str, type[Model]]:
     :mod:`raterstats.models`, see :func:`discover_models`)."""
     discover_models()
     return dict(_REGISTRY)
+
+
+def _keyword_names(fn: Any, skip: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The keyword options ``fn`` names (less ``skip``); ``None`` when it names none and
+    takes ``**options`` only (then options are not checked before the call)."""
+    params = inspect.signature(fn).parameters.values()
+    names = tuple(p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name not in skip)
+    return names or None
 
 
 def _norm(name: str) -> str:

@@ -264,7 +264,7 @@ def test_bad_arguments_are_refused(one_dim):
         MACE().fit(one_dim, method="gibbs")
     with pytest.raises(ValueError, match="sampler must be one of"):
         MACE().fit(one_dim, sampler="stan")
-    with pytest.raises(TypeError, match="unknown EM options"):
+    with pytest.raises(ValueError, match="unknown EM options"):
         MACE().fit(one_dim, method="em", n=3)
 
 

@@ -90,6 +90,75 @@ def _index(col: pl.Series, levels: list[Any]) -> np.ndarray:
     ).to_numpy()
 
 
+def single_unit_cells(frame: pl.DataFrame) -> list[str]:
+    """One problem per dimension x design whose ratings all rate one unit (one answer, or
+    one sentence of an answer): the ordinal models learn the spread of what is rated, and
+    the raters' discrimination, from differences between the units rated in a cell, so
+    each cell needs at least two units; with one, those would be their priors alone.
+
+    ``frame`` holds ratings (columns ``item``, ``segment``, ``dimension``, ``design``).
+
+    Examples
+    --------
+    >>> f = pl.DataFrame({"item": ["a", "b", "b"], "segment": [None, None, None],
+    ...                   "dimension": ["x", "x", "y"], "design": ["g"] * 3})
+    >>> single_unit_cells(f)  # doctest: +ELLIPSIS
+    ["dimension 'y', design 'g': every rating is of item 'b'; ..."]
+    """
+    cells = (
+        frame.group_by(S.DIMENSION, S.DESIGN)
+        .agg(
+            pl.struct(S.ITEM, S.SEGMENT).n_unique().alias("units"),
+            pl.col(S.ITEM).first(),
+            pl.col(S.SEGMENT).first(),
+        )
+        .filter(pl.col("units") < 2)
+        .sort(S.DIMENSION, S.DESIGN)
+    )
+    return [
+        f"dimension {dim!r}, design {design!r}: every rating is of "
+        + (f"item {item!r}" if seg is None else f"sentence {seg!r} of item {item!r}")
+        + "; the ordinal models learn the spread of quality and the raters' discrimination "
+        "from differences between rated units, so each dimension x design needs ratings of "
+        "at least 2 units (answers, or sentences of an answer)"
+        for dim, design, _, item, seg in cells.iter_rows()
+    ]
+
+
+def constant_length_cells(frame: pl.DataFrame) -> list[str]:
+    """One problem per dimension x design whose rated answers all have the same length:
+    its length effect is learned from answers of different lengths, and would be its prior
+    alone. Ratings without a positive length are left to :func:`prepare_ordinal`.
+
+    ``frame`` holds ratings (columns ``item``, ``length``, ``dimension``, ``design``).
+
+    Examples
+    --------
+    >>> f = pl.DataFrame({"item": ["a", "b", "a"], "length": [10, 10, 10],
+    ...                   "dimension": ["x", "x", "y"], "design": ["g"] * 3})
+    >>> constant_length_cells(f)  # doctest: +ELLIPSIS
+    ["dimension 'x', design 'g': all 2 rated answers have length 10; ...", ...]
+    """
+    cells = (
+        frame.filter(pl.col(S.LENGTH) > 0)
+        .group_by(S.DIMENSION, S.DESIGN)
+        .agg(
+            pl.col(S.LENGTH).n_unique().alias("lengths"),
+            pl.col(S.ITEM).n_unique().alias("answers"),
+            pl.col(S.LENGTH).first(),
+        )
+        .filter(pl.col("lengths") < 2)
+        .sort(S.DIMENSION, S.DESIGN)
+    )
+    return [
+        f"dimension {dim!r}, design {design!r}: "
+        + (f"all {n} rated answers have" if n > 1 else "the one rated answer has")
+        + f" length {length}; a length effect needs answers of at least 2 different lengths"
+        " in each dimension x design"
+        for dim, design, _, n, length in cells.iter_rows()
+    ]
+
+
 def prepare_ordinal(ratings: Ratings, *, length: bool | str = "auto") -> OrdinalData:
     """Check ordinal ratings and build the index arrays of the rater model.
 
@@ -117,7 +186,9 @@ def prepare_ordinal(ratings: Ratings, *, length: bool | str = "auto") -> Ordinal
     ModelInputError
         Listing every problem (non-ordinal scales, scales with different numbers of
         levels, fewer than two human raters, a requested length covariate that is absent,
-        item attributes that vary within an item).
+        a dimension x design whose ratings are all of one unit (:func:`single_unit_cells`)
+        or, with the length covariate, of answers of one length
+        (:func:`constant_length_cells`), item attributes that vary within an item).
     """
     problems = []
     scales = ratings.scales
@@ -156,6 +227,10 @@ def prepare_ordinal(ratings: Ratings, *, length: bool | str = "auto") -> Ordinal
         problems.append(f"{d[S.LENGTH].null_count()} ratings have no length")
     if use_length and S.LENGTH in d.columns and (d[S.LENGTH] <= 0).any():
         problems.append("lengths must be positive for log(length)")
+    problems.extend(single_unit_cells(d))
+    if use_length and S.LENGTH in d.columns:
+        hint = " (length='auto' uses the 'length' column; length=False fits without it)"
+        problems.extend(p + (hint if length == "auto" else "") for p in constant_length_cells(d))
     if problems:
         raise ModelInputError(problems)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from raterstats.checks import check_counts
 from raterstats.defaults import resolve_ci_prob
 from raterstats.intervals import eti
 from raterstats.models.base import Model, is_fit_of
@@ -206,6 +207,7 @@ def sentence_aggregation(dt: xr.DataTree, *, max_draws: int = 400) -> xr.Dataset
         Both with dims (chain, draw, item, dimension, design) restricted to the
         sentence-level designs; ``max_draws`` draws per chain at most (evenly thinned).
     """
+    check_counts(where="sentence_aggregation", max_draws=(max_draws, 1))
     post, const = check_fit(dt)
     if "sentence_z" not in post:
         raise ValueError("the fit has no sentence-level ratings")
@@ -289,6 +291,7 @@ def rater_table(
     >>> t["infit"].dims
     ('rater', 'dimension', 'design')
     """
+    check_counts(where="rater_table", max_draws=(max_draws, 1))
     ci_prob = resolve_ci_prob(ci_prob)
     post, const = check_fit(dt)
     link = str(const.attrs["link"])

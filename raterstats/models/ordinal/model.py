@@ -320,9 +320,11 @@ class OrdinalRaters(Model):
             )
             eta = eta + q_eff[data.item_question]
         se = p["sigma_residual"].create("sigma_residual", dims="dimension")
-        ez = pm.Normal("residual_z", 0.0, 1.0, dims=("item_basis", "dimension"))
-        e_full = zero_sum_extend_pt(ez, len(data.coords["item"]))
-        eta = pm.Deterministic("eta", eta + e_full * se, dims=("item", "dimension"))
+        ni = len(data.coords["item"])
+        if ni > 1:  # one item: its residual sums to zero alone, so it is zero (no basis)
+            ez = pm.Normal("residual_z", 0.0, 1.0, dims=("item_basis", "dimension"))
+            eta = eta + zero_sum_extend_pt(ez, ni) * se
+        eta = pm.Deterministic("eta", eta, dims=("item", "dimension"))
         # human raters: discrimination (log scale) and severity, partially pooled
         ref = data.coords["design"].index(data.reference_design)
         lmp = p["log_discrimination_design"]

@@ -1,0 +1,150 @@
+"""The rules of the arguments of an inference run (method, sampler, draws, tune, chains,
+seed, target acceptance, cores, engine options), checked before anything is compiled:
+:func:`sampler_argument_problems`, used by :meth:`raterstats.models.Model.fit`,
+:func:`raterstats.inference.run_inference` and :func:`raterstats.inference.run_density`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+from raterstats.checks import (
+    choice_problem,
+    flag_problem,
+    integer_problem,
+    real_problem,
+    seed_problem,
+    shown,
+)
+
+#: Inference methods for PyMC models (``"em"`` is model-specific).
+METHODS = ("nuts", "map", "advi")
+#: NUTS samplers.
+SAMPLERS = ("nutpie", "pymc", "numpyro")
+
+
+def _at_least(low: int) -> Callable[[str, Any], str | None]:
+    return lambda name, v: integer_problem(name, v, minimum=low)
+
+
+#: engine options checked before any compilation: name -> (methods, samplers (``None``:
+#: any; NUTS only), check). Other keywords go to the engine unchecked (its own errors).
+ENGINE_OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None, Callable[..., Any]]] = {
+    "n": (("advi",), None, _at_least(1)),
+    "restarts": (("em",), None, _at_least(1)),
+    "max_iter": (("em",), None, _at_least(1)),
+    "short_iter": (("em",), None, _at_least(1)),
+    "tol": (("em",), None, lambda name, v: real_problem(name, v, low=0)),
+    "variational": (("em",), None, flag_problem),
+    "maxdepth": (("nuts",), ("nutpie",), _at_least(1)),
+    "max_energy_error": (
+        ("nuts",),
+        ("nutpie",),
+        lambda name, v: real_problem(name, v, low=0, open_low=True),
+    ),
+    "adaptation": (
+        ("nuts",),
+        ("nutpie",),
+        lambda name, v: choice_problem(name, v, ("diag", "draw_diag", "low_rank")),
+    ),
+    "max_treedepth": (("nuts",), ("pymc", "numpyro"), _at_least(1)),
+}
+
+
+def sampler_argument_problems(
+    *,
+    method: Any,
+    draws: Any,
+    tune: Any,
+    chains: Any,
+    random_seed: Any,
+    sampler: Any,
+    target_accept: Any = None,
+    cores: Any = None,
+    progress: Any = True,
+    methods: tuple[str, ...] = METHODS,
+    options: Mapping[str, Any] | None = None,
+    em_options: Collection[str] | None = None,
+) -> list[str]:
+    """Every problem of the arguments of an inference run, one sentence each (empty: all
+    good), checked without compiling anything.
+
+    The rules: ``method`` one of ``methods``; ``sampler`` one of :data:`SAMPLERS`;
+    ``draws`` and ``chains`` integers of at least 1; ``tune`` an integer of at least 0,
+    and at least 1 for NUTS by nutpie (nutpie adapts its step size and mass matrix during
+    tuning and stops with an internal error without it; ``sampler="pymc"`` runs NUTS with
+    ``tune=0``, at its initial step size and unit mass matrix); ``random_seed`` None or an
+    integer in ``[0, 2**63 - 1]``; ``target_accept`` None or a number in (0, 1); ``cores``
+    None or an integer of at least 1; ``progress`` True or False. Integers are ``int`` or
+    NumPy integers (not ``2.5``, ``"10"`` nor ``True``). ``options`` (engine keywords)
+    are checked by :data:`ENGINE_OPTIONS`: each must belong to the method (and sampler)
+    in use and have a valid value; keywords not listed there are left to the engine, except
+    with ``method="em"``, where every keyword must be one of ``em_options`` (the options
+    the model's EM takes; ``None``: not checked). Every argument is checked whatever the
+    method, so that a bad value never passes silently because it went unused.
+
+    Examples
+    --------
+    >>> for p in sampler_argument_problems(method="nuts", draws=0, tune=10, chains=2.5,
+    ...                                    random_seed=1, sampler="nutpie"):
+    ...     print(p)
+    draws must be at least 1, not 0
+    chains must be an integer of at least 1, not 2.5 (float)
+    >>> sampler_argument_problems(method="nuts", draws=10, tune=0, chains=1, random_seed=None,
+    ...                           sampler="pymc")
+    []
+    """
+    problems = [
+        choice_problem("method", method, methods),
+        choice_problem("sampler", sampler, SAMPLERS),
+        integer_problem("draws", draws, minimum=1),
+        integer_problem("tune", tune, minimum=0),
+        integer_problem("chains", chains, minimum=1),
+        seed_problem("random_seed", random_seed),
+        real_problem(
+            "target_accept",
+            target_accept,
+            low=0,
+            high=1,
+            open_low=True,
+            open_high=True,
+            optional=True,
+        ),
+        integer_problem("cores", cores, minimum=1, optional=True),
+        flag_problem("progress", progress),
+    ]
+    nutpie_nuts = method == "nuts" and sampler == "nutpie"
+    if nutpie_nuts and problems[3] is None and tune == 0:
+        problems[3] = (
+            "tune must be at least 1 with method='nuts' and sampler='nutpie' (nutpie adapts "
+            "its step size and mass matrix during tuning and cannot sample without it; "
+            "sampler='pymc' accepts tune=0), not 0"
+        )
+    options = dict(options or {})
+    if method == "em" and em_options is not None:
+        unknown = sorted(k for k in options if k not in em_options)
+        if unknown:
+            problems.append(f"unknown EM options {unknown}; EM options: {sorted(em_options)}")
+        options = {k: v for k, v in options.items() if k not in unknown}
+    for name, value in options.items():
+        if name not in ENGINE_OPTIONS:
+            continue
+        for_methods, for_samplers, check = ENGINE_OPTIONS[name]
+        if method not in for_methods or (
+            method == "nuts" and for_samplers and sampler not in for_samplers
+        ):
+            where = " and ".join(
+                [f"method={m!r}" for m in for_methods][:1]
+                + ([f"sampler in {list(for_samplers)}"] if for_samplers else [])
+            )
+            problems.append(
+                f"{name}={shown(value)} is an option of {where}; this run has "
+                f"method={method!r}" + (f", sampler={sampler!r}" if method == "nuts" else "")
+            )
+        else:
+            problems.append(check(name, value))
+    return [p for p in problems if p is not None]
+
+
+__all__ = ["ENGINE_OPTIONS", "METHODS", "SAMPLERS", "sampler_argument_problems"]
