@@ -68,12 +68,8 @@ class RatingsSummary:
         """
         d = r.data
         first = d.filter(~pl.col(S.REPEAT))
-        unit = (
-            pl.when(pl.col(S.SEGMENT).is_null())
-            .then(pl.col(S.ITEM))
-            .otherwise(pl.concat_str([pl.col(S.ITEM), pl.lit(S.UNIT_SEP), pl.col(S.SEGMENT)]))
-        )
-        f = first.with_columns(unit.alias("unit"))
+        # a unit is an (item, segment) pair, the segment null for whole-item ratings
+        f = first.with_columns(pl.struct(S.ITEM, S.SEGMENT).alias("unit"))
         per_unit = f.group_by(S.DESIGN, S.DIMENSION, "unit").agg(
             pl.len().alias("n"), pl.col(S.ITEM).first()
         )

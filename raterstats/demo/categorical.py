@@ -6,7 +6,6 @@ from __future__ import annotations
 import polars as pl
 import xarray as xr
 
-from raterstats import schema as S
 from raterstats.defaults import CHAINS
 from raterstats.demo.folder import ReportFolder
 from raterstats.demo.tables import format_interval
@@ -70,7 +69,7 @@ def categorical_section(
         post[["label", "map_prob", "entropy", "n_ratings"]].to_dataframe().reset_index()
     ).filter(pl.col("n_ratings") > 0)
     labels = labels.with_columns(
-        pl.when(pl.col("item").str.contains(S.UNIT_SEP, literal=True))
+        pl.when(pl.col("unit_segment") != "")
         .then(pl.lit("fine (sentence)"))
         .otherwise(pl.lit("coarse (answer)"))
         .alias("unit")
