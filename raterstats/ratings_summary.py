@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from raterstats import schema as S
-from raterstats.formatting import markdown_table
+from raterstats.formatting import escape_markdown, markdown_table
 from raterstats.provenance import Exclusion
 
 if TYPE_CHECKING:
@@ -185,10 +185,25 @@ class RatingsSummary:
         }
 
     def to_markdown(self) -> str:
-        """The summary as a Markdown document."""
+        """The summary as a Markdown document; every id, name and label from the data is
+        escaped (:func:`raterstats.formatting.escape_markdown`).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> from raterstats import read_ratings
+        >>> r = read_ratings(pl.DataFrame({"item": ["a", "a"], "rater": ["x|y", "z"],
+        ...                                "rating": [1, 2]}))
+        >>> print(r.summary().to_markdown().split("## Raters")[1].splitlines()[4])
+        | x\\|y | 1 | 0 | 1 |
+        """
+
+        def esc(values: tuple[Any, ...] | list[Any]) -> str:
+            return ", ".join(escape_markdown(str(v)) for v in values)
+
         lines = ["# Data summary", ""]
         if self.source:
-            lines += [f"Source: `{self.source}`", ""]
+            lines += [f"Source: {escape_markdown(self.source)}", ""]
         lines += [
             f"- ratings: {self.n_ratings} ({self.n_repeats} repeated ratings)",
             f"- items: {self.n_items}"
@@ -196,27 +211,29 @@ class RatingsSummary:
             f"- raters: {self.n_raters}",
         ]
         if self.n_systems:
-            lines.append(f"- systems: {self.n_systems} ({', '.join(map(str, self.systems))})")
+            lines.append(f"- systems: {self.n_systems} ({esc(self.systems)})")
         if self.n_questions:
             lines.append(f"- questions: {self.n_questions}")
-        lines.append(f"- dimensions: {', '.join(self.dimensions)}")
-        lines.append(f"- designs: {', '.join(self.designs)}")
+        lines.append(f"- dimensions: {esc(self.dimensions)}")
+        lines.append(f"- designs: {esc(self.designs)}")
         lines += ["", "## Scales", ""]
         lines += [
-            f"- {k}: `{v}`" + (" (inferred)" if k in self.inferred_scales else "")
+            f"- {escape_markdown(k)}: {escape_markdown(v)}"
+            + (" (inferred)" if k in self.inferred_scales else "")
             for k, v in self.scales.items()
         ]
         lines += ["", "## Ratings by design and dimension", "", markdown_table(self.cells)]
         lines += ["", "## Raters", "", markdown_table(self.raters)]
         lines += ["", "## Exclusions", ""]
         if self.exclusions:
-            lines += [f"- {e}" for e in self.exclusions]
+            lines += [f"- {escape_markdown(str(e))}" for e in self.exclusions]
         else:
             lines.append("- none: every row of the source is in the data")
         if self.ignored_columns:
-            lines += ["", "Columns not used (no role): " + ", ".join(self.ignored_columns)]
+            lines += ["", "Columns not used (no role): " + esc(self.ignored_columns)]
         if self.steps:
-            lines += ["", "## Steps since ingest", ""] + [f"1. {s}" for s in self.steps]
+            lines += ["", "## Steps since ingest", ""]
+            lines += [f"{k}. {escape_markdown(s)}" for k, s in enumerate(self.steps, 1)]
         return "\n".join(lines) + "\n"
 
     def __str__(self) -> str:

@@ -87,7 +87,7 @@ def spinner(start: str) -> Iterator[Callable[[str], None]]:
     """
     with Progress(
         SpinnerColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # messages may hold file names
         TimeElapsedColumn(),
         console=console,
         transient=False,
@@ -96,7 +96,7 @@ def spinner(start: str) -> Iterator[Callable[[str], None]]:
 
         def say(msg: str) -> None:
             bar.update(task, description=msg)
-            bar.console.log(msg)
+            bar.console.log(msg, markup=False)
 
         yield say
         bar.update(task, description="done")
@@ -141,7 +141,7 @@ def print_frame(frame: pl.DataFrame, *, as_json: bool, csv: Path | None) -> None
     if csv is not None:
         csv.parent.mkdir(parents=True, exist_ok=True)
         frame.write_csv(csv)
-        console.log(f"wrote {csv}")
+        console.log(f"wrote {csv}", markup=False)
     if as_json:
         typer.echo(json.dumps(json_records(frame), indent=2, default=str))
     else:

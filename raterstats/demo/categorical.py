@@ -9,7 +9,7 @@ import xarray as xr
 from raterstats.defaults import CHAINS
 from raterstats.demo.folder import ReportFolder
 from raterstats.demo.tables import format_interval
-from raterstats.formatting import markdown_table
+from raterstats.formatting import escape_markdown, markdown_code_block, markdown_table
 from raterstats.ratings import Ratings
 
 
@@ -87,7 +87,7 @@ def categorical_section(
         )
         .sort("unit", "dimension")
     )
-    status = "all checks passed" if diag.ok else "; ".join(diag.problems)
+    status = "all checks passed" if diag.ok else escape_markdown("; ".join(diag.problems))
     a = dt.attrs
     md = [
         "## Categorical rater model (hierarchical MACE, 3-point ratings)",
@@ -98,9 +98,7 @@ def categorical_section(
         f"({a['sampler']}), {a['chains']} chains x {a['draws']} draws after {a['tune']} "
         f"tuning steps, seed {a['random_seed']}. Diagnostics: {status}.",
         "",
-        "```text",
-        str(diag),
-        "```",
+        markdown_code_block(str(diag)),
         "",
         f"### Rater competence (posterior mean, {100 * ci_prob:g}% interval) per dimension "
         "/ design",
