@@ -64,6 +64,23 @@ def visible(text: str) -> str:
     return repr(text)
 
 
+def visible_lines(text: str) -> str:
+    r"""``text`` with every control or other unprintable character except the line break
+    written as its Python escape (``\x1b``, ``\t``), for multi-line text on a terminal
+    or in a code block: it keeps its lines and cannot drive the terminal.
+
+    Examples
+    --------
+    >>> print(visible_lines("row 2: rater 'x'\n  got \x1b[31mred\tvalue"))
+    row 2: rater 'x'
+      got \x1b[31mred\tvalue
+    """
+    return "\n".join(
+        "".join(c if c.isprintable() else repr(c)[1:-1] for c in line)
+        for line in str(text).split("\n")
+    )
+
+
 def format_cell(v: Any) -> str:
     """One value as table text: floats to 3 significant digits (whole numbers from 1,000
     on), NaN as ``NaN``, anything else with ``str``.
@@ -130,13 +147,10 @@ def markdown_code_block(text: str, info: str = "text") -> str:
     b\x1b
     ````
     """
-    lines = [
-        "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in line)
-        for line in str(text).split("\n")
-    ]
-    longest = max((len(m) for m in re.findall(r"`+", "\n".join(lines))), default=0)
+    body = visible_lines(text)
+    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
     fence = "`" * max(3, longest + 1)
-    return "\n".join([fence + info, *lines, fence])
+    return f"{fence}{info}\n{body}\n{fence}"
 
 
 def markdown_table(df: pl.DataFrame) -> str:
@@ -171,4 +185,5 @@ __all__ = [
     "markdown_table",
     "plot_text",
     "visible",
+    "visible_lines",
 ]

@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 from raterstats import DawidSkene, Ratings, read_ratings
 from raterstats.agreement import agreement, agreement_table
 from raterstats.cli import app
+from raterstats.cli.app import fail
 from raterstats.demo.study import label_distribution, wide_shares
 from raterstats.demo.tables import agreement_wide
 from raterstats.formatting import (
@@ -266,6 +267,15 @@ def test_command_line_output_shows_control_characters(tmp_path: Path) -> None:
     assert "\x1b" not in res.output and "\t" not in res.output
     assert "'r\\\\x1b\\[31mred'" in res.output and "'x\\|y\\\\tz'" in res.output
     assert visible("r\x1b[31mred") == "'r\\x1b[31mred'"
+
+
+def test_command_line_errors_keep_their_lines_but_show_control_characters(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    exit_ = fail("2 problems:\n  - rater r\x1b[2J\x07 unknown", 2)
+    assert exit_.exit_code == 2
+    err = capsys.readouterr().err
+    assert err == "2 problems:\n  - rater r\\x1b[2J\\x07 unknown\n"
 
 
 def test_csv_and_json_keep_hostile_ids_exactly(hostile: Ratings, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from raterstats.defaults import RANDOM_SEED, ci_prob
-from raterstats.formatting import markdown_table
+from raterstats.formatting import markdown_table, visible_lines
 from raterstats.version import __version__
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     -------
     typer.Exit
     """
-    typer.echo(message, err=True)
+    typer.echo(visible_lines(message), err=True)  # ids in it cannot drive the terminal
     return typer.Exit(code=code)
 
 
