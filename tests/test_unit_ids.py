@@ -141,7 +141,9 @@ def test_unit_id_expr_is_unit_id(rows: list[tuple[str, str | None, str]]) -> Non
 
 ID = (
     st.lists(
-        st.sampled_from([":", "::", "|", "\\", " ", "a", "b", "é", "日"]), min_size=1, max_size=6
+        st.sampled_from([":", "::", "|", "\\", " ", "\n", "a", "b", "é", "日"]),
+        min_size=1,
+        max_size=6,
     )
     .map("".join)
     .filter(lambda s: s.strip() != "")
@@ -177,6 +179,9 @@ def test_units_are_the_distinct_pairs_everywhere(
     assert lc.n_units == len(set(lc.unit_ids)) == n
     sentences = prepare_ordinal(r).coords["sentence"]
     assert len(sentences) == len(set(sentences)) == n
+    post = item_posterior(MACE(hierarchical=False).fit(r, method="em", random_seed=1))
+    assert post.sizes["item"] == len(set(post["item"].values.tolist())) == n
+    assert int(post["n_ratings"].sum()) == r.n_ratings
 
 
 @pytest.mark.parametrize("level", ["item", "segment"])
