@@ -72,6 +72,8 @@ def label_distributions(
         lab = pl.from_pandas(post[["label", "n_ratings"]].to_dataframe().reset_index()).filter(
             pl.col("n_ratings") > 0
         )
+        if "unit_item" in lab.columns:  # the item of each unit id, as it is in the data
+            lab = lab.with_columns(pl.col("unit_item").alias(S.ITEM))
         attrs = d.select(S.ITEM, *by).unique(subset=S.ITEM)
         lab = lab.join(attrs, on=S.ITEM, how="left").rename({"label": S.RATING})
         parts.append(

@@ -2,13 +2,29 @@
 
 Figures are made with :class:`matplotlib.figure.Figure` directly, so no GUI backend or
 global pyplot state is involved; save them with ``fig.savefig(path)``.
+
+Ids from the data (systems, dimensions, designs, statistics, ...) are drawn as the text
+they are: :func:`raterstats.formatting.plot_text` escapes ``$`` (no math mode) and shows
+control characters, and legends list every entry, also one whose name starts with ``_``
+(which matplotlib would leave out). A ``title`` argument is drawn as given, so it may use
+matplotlib's math text.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
+
+from raterstats.formatting import plot_text
+
+
+def _legend(ax: Any, handles: list[Any], labels: list[str], **kwargs: Any) -> None:
+    """A legend of exactly these entries (matplotlib drops labels starting with ``_`` when
+    it collects them itself)."""
+    ax.legend(handles, labels, **kwargs)
 
 
 def agreement_bars(
@@ -61,16 +77,17 @@ def agreement_bars(
     est = sub["estimate"].transpose(hue, group)
     lo = sub["ci_low"].transpose(hue, group)
     hi = sub["ci_high"].transpose(hue, group)
-    groups = [str(v) for v in est[group].values]
-    hues = [str(v) for v in est[hue].values]
+    groups = [plot_text(str(v)) for v in est[group].values]
+    hues = [plot_text(str(v)) for v in est[hue].values]
     fig = Figure(figsize=(1.8 + 1.6 * len(groups), 3.6), layout="constrained")
     ax = fig.add_subplot()
     width = 0.8 / max(len(hues), 1)
     x = np.arange(len(groups))
+    bars = []
     for k, name in enumerate(hues):
         e = est.values[k]
         err = np.vstack([e - lo.values[k], hi.values[k] - e])
-        ax.bar(
+        bar = ax.bar(
             x + (k - (len(hues) - 1) / 2) * width,
             e,
             width,
@@ -78,13 +95,15 @@ def agreement_bars(
             capsize=3,
             label=name,
         )
+        bars.append(bar)
     ax.set_xticks(x, groups)
     ax.axhline(0.0, color="black", linewidth=0.8)
-    ax.set_ylabel(statistic.replace("_", " "))
+    stat_label = plot_text(statistic.replace("_", " "))
+    ax.set_ylabel(stat_label)
     prob = ds.attrs.get("ci_prob")
     note = f" (bars: {100 * float(prob):.0f}% {interval} intervals)" if prob is not None else ""
-    ax.set_title((title or statistic.replace("_", " ")) + note, fontsize=10)
-    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_title((title or stat_label) + plot_text(note), fontsize=10)
+    _legend(ax, bars, hues, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
     return fig
 
 
@@ -129,12 +148,12 @@ def rank_heatmap(ds: xr.Dataset, *, title: str | None = None) -> Figure:
         order = np.argsort(exp_st.isel(panel=k).values, kind="stable")
         mat = p.transpose("system", "rank").values[order]
         image = ax.imshow(mat, vmin=0.0, vmax=1.0, cmap="Blues", aspect="auto")
-        names = [str(s) for s in p["system"].values[order]]
+        names = [plot_text(str(s)) for s in p["system"].values[order]]
         ax.set_yticks(np.arange(n_sys), names, fontsize=8)
         ax.set_xticks(np.arange(n_sys), [str(r) for r in p["rank"].values], fontsize=8)
         ax.set_xlabel("rank")
         key = stacked["panel"].values[k]
-        label = " / ".join(str(v) for v in (key if isinstance(key, tuple) else (key,)))
+        label = " / ".join(plot_text(str(v)) for v in (key if isinstance(key, tuple) else (key,)))
         ax.set_title(label, fontsize=9)
         if n_sys <= 12:
             for i in range(n_sys):
@@ -171,13 +190,15 @@ def scores_by_design(ds: xr.Dataset, *, title: str | None = None) -> Figure:
         ds = ds.expand_dims(design=[""])
     if "dimension" not in ds["score_mean"].dims:
         ds = ds.expand_dims(dimension=[""])
-    dims = [str(d) for d in ds["dimension"].values]
-    designs = [str(g) for g in ds["design"].values]
-    systems = [str(s) for s in ds["system"].values]
+    dims = list(ds["dimension"].values)
+    designs = list(ds["design"].values)
+    systems = [plot_text(str(s)) for s in ds["system"].values]
     fig, axes = _panel_grid(len(dims), width=0.9 + 0.9 * len(systems), height=3.2)
     x = np.arange(len(systems))
     width = 0.7 / max(len(designs), 1)
+    handles: list[Any] = []
     for ax, dim in zip(axes, dims, strict=True):
+        handles = []
         for k, des in enumerate(designs):
             sel = {"dimension": dim, "design": des}
             m = ds["score_mean"].sel(sel).values
@@ -185,11 +206,19 @@ def scores_by_design(ds: xr.Dataset, *, title: str | None = None) -> Figure:
             hi = ds["score_high"].sel(sel).values
             xs = x + (k - (len(designs) - 1) / 2) * width
             err = np.vstack([m - lo, hi - m])
-            ax.errorbar(xs, m, yerr=err, fmt="o", capsize=3, label=des)
+            handles.append(ax.errorbar(xs, m, yerr=err, fmt="o", capsize=3))
         ax.set_xticks(x, systems, fontsize=8)
-        ax.set_title(dim, fontsize=9)
+        ax.set_title(plot_text(str(dim)), fontsize=9)
     axes[0].set_ylabel("score")
-    axes[-1].legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _legend(
+        axes[-1],
+        handles,
+        [plot_text(str(g)) for g in designs],
+        fontsize=8,
+        frameon=False,
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+    )
     prob = ds.attrs.get("ci_prob")
     note = f" ({100 * float(prob):.0f}% intervals)" if prob is not None else ""
     fig.suptitle((title or "System scores by design") + note, fontsize=10)
@@ -216,10 +245,14 @@ def partial_annotation_curves(
     panels = [("spearman", "Spearman with the full score"), ("variance", "inter-rater variance")]
     fig, axes = _panel_grid(len(panels) + (projection is not None), width=3.8)
     k = ds["k"].values
+    handles: list[Any] = []
+    labels: list[str] = []
     for ax, (var, label) in zip(axes, panels, strict=False):
+        handles, labels = [], []
         for dim in ds["dimension"].values:
             m = ds[f"{var}_mean"].sel(dimension=dim).values
-            ax.plot(k, m, marker="o", label=str(dim))
+            handles += ax.plot(k, m, marker="o")
+            labels.append(plot_text(str(dim)))
             ax.fill_between(k, ds[f"{var}_low"].sel(dimension=dim).values,
                             ds[f"{var}_high"].sel(dimension=dim).values, alpha=0.2)  # fmt: skip
         ax.set_xlabel("sentences per answer (k)")
@@ -230,11 +263,21 @@ def partial_annotation_curves(
         for d in [d for d in proj.dims if d not in ("dimension", "k", "chain", "draw")]:
             proj = proj.isel({d: 0})
         mean = proj.mean(("chain", "draw")) if "chain" in proj.dims else proj
+        handles, labels = [], []
         for dim in mean["dimension"].values:
-            ax.plot(mean["k"].values, mean.sel(dimension=dim).values, marker="s", label=str(dim))
+            handles += ax.plot(mean["k"].values, mean.sel(dimension=dim).values, marker="s")
+            labels.append(plot_text(str(dim)))
         ax.set_xlabel("sentences per answer (k)")
         ax.set_title("model-based reliability (1 rater)", fontsize=9)
-    axes[-1].legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _legend(
+        axes[-1],
+        handles,
+        labels,
+        fontsize=8,
+        frameon=False,
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+    )
     prob = ds.attrs.get("ci_prob")
     note = f" (bands: {100 * float(prob):.0f}% over random subsets)" if prob is not None else ""
     fig.suptitle((title or "Partial annotation") + note, fontsize=10)
@@ -259,8 +302,10 @@ def budget_curve(
     >>> len(budget_curve(b).axes[0].lines)
     1
     """
-    dims = [str(d) for d in budget["dimension"].values]
+    dims = list(budget["dimension"].values)
     fig, axes = _panel_grid(len(dims), width=4.0)
+    handles: list[Any] = []
+    labels: list[str] = []
     has_sent = {
         str(g): bool(h)
         for g, h in zip(
@@ -272,20 +317,30 @@ def budget_curve(
         )
     }
     for ax, dim in zip(axes, dims, strict=True):
+        handles, labels = [], []
         for des in budget["design"].values:
             ks = budget["k"].values if has_sent.get(str(des), False) else budget["k"].values[:1]
             for k in ks:
                 cost = budget["cost_hours"].sel(design=des, k=k).values
                 val = budget[on].sel(dimension=dim, design=des, k=k).values
-                label = f"{des}, k={k}" if has_sent.get(str(des), False) else str(des)
-                ax.plot(cost, val, marker="o", markersize=3, label=label)
+                name = plot_text(str(des))
+                labels.append(f"{name}, k={k}" if has_sent.get(str(des), False) else name)
+                handles += ax.plot(cost, val, marker="o", markersize=3)
         ax.set_xlabel("rater hours")
-        ax.set_title(dim, fontsize=9)
+        ax.set_title(plot_text(str(dim)), fontsize=9)
     label = {
         "p_recovered": "P(true ranking recovered)",
         "expected_tau": "expected Kendall tau with the true ranking",
-    }.get(on, on.replace("_", " "))
+    }.get(on, plot_text(on.replace("_", " ")))
     axes[0].set_ylabel(label)
-    axes[-1].legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _legend(
+        axes[-1],
+        handles,
+        labels,
+        fontsize=7,
+        frameon=False,
+        loc="upper left",
+        bbox_to_anchor=(1.0, 1.0),
+    )
     fig.suptitle(title or f"Projected {label} against cost", fontsize=10)
     return fig

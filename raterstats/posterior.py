@@ -33,13 +33,16 @@ def item_posterior(dt: xr.DataTree, *, coverage: float | None = None) -> xr.Data
     Returns
     -------
     xr.Dataset
-        Dims ``item`` (item ids; ``"<item>::<segment>"`` for segment ratings),
-        ``dimension`` and ``category`` (codes, with the level text in the
-        ``category_label`` coordinate). Variables: ``prob`` (P(true label = category)),
-        ``entropy`` (nats), ``map_code`` (-1 where the item has no rating on the
-        dimension), ``label`` (level text of the most probable category), ``map_prob``,
-        ``n_ratings``, ``gold`` (clamped gold code or -1) and, with ``coverage``,
-        ``confident`` and ``label_confident``. Items not rated on a dimension hold NaN.
+        Dims ``item`` (unit ids of :func:`raterstats.schema.unit_id`: the item id, or
+        ``"<item>::<segment>"`` for segment ratings, with ``:``, ``|`` and ``\\`` escaped
+        where ids would be ambiguous; the coordinates ``unit_item`` and ``unit_segment``
+        hold the ids as they are, ``""`` for whole-item units), ``dimension`` and
+        ``category`` (codes, with the level text in the ``category_label`` coordinate).
+        Variables: ``prob`` (P(true label = category)), ``entropy`` (nats), ``map_code``
+        (-1 where the item has no rating on the dimension), ``label`` (level text of the
+        most probable category), ``map_prob``, ``n_ratings``, ``gold`` (clamped gold code
+        or -1) and, with ``coverage``, ``confident`` and ``label_confident``. Items not
+        rated on a dimension hold NaN.
 
     Examples
     --------
@@ -109,8 +112,14 @@ def coverage_accuracy(
     from raterstats.scales import format_level
 
     gold_text = {k: format_level(float(v)) if _is_num(v) else v for k, v in gold_text.items()}
+    # gold is keyed by the item id: whole-item units by their item, segments by unit id
     items = [str(i) for i in p["item"].values]
-    keep = np.array([i in gold_text and p["map_code"].sel(item=i).item() >= 0 for i in items])
+    if "unit_item" in p.coords:
+        segs = p["unit_segment"].values.astype(str)
+        raw = p["unit_item"].values.astype(str)
+        items = [str(r) if not sg else i for i, r, sg in zip(items, raw, segs, strict=True)]
+    codes = p["map_code"].values
+    keep = np.array([i in gold_text and c >= 0 for i, c in zip(items, codes, strict=True)])
     if not keep.any():
         raise ValueError("no item of the fit has a gold label")
     ent = p["entropy"].values[keep]

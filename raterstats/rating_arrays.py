@@ -1,7 +1,8 @@
 """Ratings as labelled arrays: one cell per unit, rater, dimension and design.
 
-A unit is an item or an item's segment (id ``"<item>::<segment>"``, see
-:data:`raterstats.schema.UNIT_SEP`). :func:`rating_array` backs
+A unit is an item or an item's segment; units are told apart by their (item, segment)
+columns and labelled by :func:`raterstats.schema.unit_id` (``"<item>::<segment>"``, with
+``:``, ``|`` and ``\\`` escaped where the ids would be ambiguous). :func:`rating_array` backs
 :meth:`~raterstats.Ratings.to_xarray` and :meth:`~raterstats.Ratings.to_matrix`.
 """
 
@@ -37,8 +38,8 @@ def _level_of(data: pl.DataFrame, level: Level | None) -> Level:
 def _unit_frame(
     data: pl.DataFrame, level: Level | None, repeats: Repeats
 ) -> tuple[pl.DataFrame, pl.DataFrame, Level, int]:
-    """Rows at one level with a ``unit`` id, the rows at that level before the repeat
-    selection, the level and the number of ratings the selection left out."""
+    """Rows at one level, the rows at that level before the repeat selection, the level
+    and the number of ratings the selection left out."""
     lv = _level_of(data, level)
     if lv == "item":
         data = data.filter(pl.col(S.SEGMENT).is_null())
@@ -55,14 +56,9 @@ def _unit_frame(
         n_rep = 0
     else:
         raise ValueError(f"repeats must be 'exclude', 'only' or 'include', not {repeats!r}")
-    if lv == "item":
-        unit = pl.col(S.ITEM)
-    else:
-        unit = pl.concat_str([pl.col(S.ITEM), pl.lit(S.UNIT_SEP), pl.col(S.SEGMENT)])
-    data = data.with_columns(unit.alias("unit"))
     if repeats in ("include", "only"):
         dup = data.select(
-            pl.struct("unit", S.RATER, S.DIMENSION, S.DESIGN).is_duplicated().any()
+            pl.struct(S.ITEM, S.SEGMENT, S.RATER, S.DIMENSION, S.DESIGN).is_duplicated().any()
         ).item()
         if dup:
             hint = (
@@ -124,7 +120,15 @@ def rating_array(
     """
     rows, at_level, lv, n_rep = _unit_frame(data, level, repeats)
     col = _value_column(values)
-    units = rows.select("unit", S.ITEM, S.SEGMENT).unique(subset="unit").sort("unit")
+    # units are (item, segment) pairs; their ids are unique too (schema.unit_id)
+    units = (
+        rows.select(S.ITEM, S.SEGMENT)
+        .unique()
+        .with_columns(S.unit_id_expr())
+        .sort("unit")
+        .with_row_index("_unit")
+    )
+    rows = rows.join(units, on=[S.ITEM, S.SEGMENT], how="left", nulls_equal=True)
     unit_ids = units.get_column("unit").to_list()
     # raters, dimensions and designs of the whole selection, so that the first-rating
     # and repeat views of the same data have the same shape
@@ -133,13 +137,12 @@ def rating_array(
     dims = sorted(scope.get_column(S.DIMENSION).unique().to_list())
     designs = sorted(scope.get_column(S.DESIGN).unique().to_list())
     idx = {
-        "unit": {u: i for i, u in enumerate(unit_ids)},
         S.RATER: {u: i for i, u in enumerate(raters)},
         S.DIMENSION: {u: i for i, u in enumerate(dims)},
         S.DESIGN: {u: i for i, u in enumerate(designs)},
     }
     shape = (len(unit_ids), len(raters), len(dims), len(designs))
-    pos = [
+    pos = [rows.get_column("_unit").to_numpy().astype(np.int64)] + [
         rows.get_column(c).replace_strict(m, return_dtype=pl.Int64).to_numpy().astype(np.int64)
         for c, m in idx.items()
     ]

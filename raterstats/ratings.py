@@ -501,8 +501,9 @@ class Ratings:
         """All ratings as a labelled array with dims ``(unit, rater, dimension, design)``.
 
         A unit is an item (``level="item"``) or an item's segment (``level="segment"``,
-        unit ids ``"<item>::<segment>"``); the coordinates ``item`` and ``segment`` run
-        along ``unit``. Missing ratings are NaN (or None for ``values="rating"``).
+        unit ids ``"<item>::<segment>"``, escaped by :func:`raterstats.schema.unit_id` so
+        that every (item, segment) has its own id); the coordinates ``item`` and ``segment``
+        run along ``unit``. Missing ratings are NaN (or None for ``values="rating"``).
         First ratings only by default (``repeats="exclude"``); the number of ratings left
         out is in ``attrs["n_excluded_repeats"]``.
 

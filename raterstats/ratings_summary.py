@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from raterstats import schema as S
-from raterstats.formatting import escape_markdown_cell, markdown_table
+from raterstats.formatting import escape_markdown, escape_markdown_cell, markdown_table
 from raterstats.provenance import ColumnGuess, Exclusion
 
 if TYPE_CHECKING:
@@ -73,12 +73,8 @@ class RatingsSummary:
         """
         d = r.data
         first = d.filter(~pl.col(S.REPEAT))
-        unit = (
-            pl.when(pl.col(S.SEGMENT).is_null())
-            .then(pl.col(S.ITEM))
-            .otherwise(pl.concat_str([pl.col(S.ITEM), pl.lit(S.UNIT_SEP), pl.col(S.SEGMENT)]))
-        )
-        f = first.with_columns(unit.alias("unit"))
+        # a unit is an (item, segment) pair, the segment null for whole-item ratings
+        f = first.with_columns(pl.struct(S.ITEM, S.SEGMENT).alias("unit"))
         per_unit = f.group_by(S.DESIGN, S.DIMENSION, "unit").agg(
             pl.len().alias("n"), pl.col(S.ITEM).first()
         )
@@ -206,10 +202,25 @@ class RatingsSummary:
         }
 
     def to_markdown(self) -> str:
-        """The summary as a Markdown document."""
+        """The summary as a Markdown document; every id, name and label from the data is
+        escaped (:func:`raterstats.formatting.escape_markdown`).
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> from raterstats import read_ratings
+        >>> r = read_ratings(pl.DataFrame({"item": ["a", "a"], "rater": ["x|y", "z"],
+        ...                                "rating": [1, 2]}))
+        >>> print(r.summary().to_markdown().split("## Raters")[1].splitlines()[4])
+        | x\\|y | 1 | 0 | 1 |
+        """
+
+        def esc(values: tuple[Any, ...] | list[Any]) -> str:
+            return ", ".join(escape_markdown(str(v)) for v in values)
+
         lines = ["# Data summary", ""]
         if self.source:
-            lines += [f"Source: `{self.source}`", ""]
+            lines += [f"Source: {escape_markdown(self.source)}", ""]
         lines += [
             f"- ratings: {self.n_ratings} ({self.n_repeats} repeated ratings)",
             f"- items: {self.n_items}"
@@ -217,28 +228,30 @@ class RatingsSummary:
             f"- raters: {self.n_raters}",
         ]
         if self.n_systems:
-            lines.append(f"- systems: {self.n_systems} ({', '.join(map(str, self.systems))})")
+            lines.append(f"- systems: {self.n_systems} ({esc(self.systems)})")
         if self.n_questions:
             lines.append(f"- questions: {self.n_questions}")
-        lines.append(f"- dimensions: {', '.join(self.dimensions)}")
-        lines.append(f"- designs: {', '.join(self.designs)}")
+        lines.append(f"- dimensions: {esc(self.dimensions)}")
+        lines.append(f"- designs: {esc(self.designs)}")
         lines += self._role_lines()
         lines += ["", "## Scales", ""]
         lines += [
-            f"- {k}: `{v}`" + (" (inferred)" if k in self.inferred_scales else "")
+            f"- {escape_markdown(k)}: {escape_markdown(v)}"
+            + (" (inferred)" if k in self.inferred_scales else "")
             for k, v in self.scales.items()
         ]
         lines += ["", "## Ratings by design and dimension", "", markdown_table(self.cells)]
         lines += ["", "## Raters", "", markdown_table(self.raters)]
         lines += ["", "## Exclusions", ""]
         if self.exclusions:
-            lines += [f"- {e}" for e in self.exclusions]
+            lines += [f"- {escape_markdown(str(e))}" for e in self.exclusions]
         else:
             lines.append("- none: every row of the source is in the data")
         if self.ignored_columns:
-            lines += ["", "Columns not used (no role): " + ", ".join(self.ignored_columns)]
+            lines += ["", "Columns not used (no role): " + esc(self.ignored_columns)]
         if self.steps:
-            lines += ["", "## Steps since ingest", ""] + [f"1. {s}" for s in self.steps]
+            lines += ["", "## Steps since ingest", ""]
+            lines += [f"{k}. {escape_markdown(s)}" for k, s in enumerate(self.steps, 1)]
         return "\n".join(lines) + "\n"
 
     def _role_lines(self) -> list[str]:

@@ -14,6 +14,7 @@ import base64
 import html
 import json
 import re
+import secrets
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ import xarray as xr
 
 from raterstats.defaults import AGREEMENT_CONFIDENCE, SAMPLER
 from raterstats.files import write_atomic
+from raterstats.formatting import escape_markdown, visible
 
 __all__ = ["STATISTIC_REFERENCES", "methods_paragraph", "report"]
 
@@ -105,15 +107,18 @@ def _fit_sentence(label: str | None, dt: xr.DataTree) -> tuple[str, list[str]]:
 
     try:
         cls = model_class(name)
-        described, refs_list = cls.description or f"the model {name!r}", list(cls.references)
+        described = cls.description or f"the model {escape_markdown(repr(name))}"
+        refs_list = list(cls.references)
     except ValueError:
-        described, refs_list = f"the model {name!r}", []
+        described, refs_list = f"the model {escape_markdown(repr(name))}", []
     priors = _loads(attrs.get("priors", "{}"))
     options = {k: v for k, v in _loads(attrs.get("options", "{}")).items() if v is not None}
-    head = f"**{label}**: " if label else ""
+    head = f"**{escape_markdown(label)}**: " if label else ""
     parts = [f"{head}{described[0].upper()}{described[1:]}"]
     if options:
-        parts[0] += " (options: " + ", ".join(f"{k}={v}" for k, v in sorted(options.items()))
+        parts[0] += " (options: " + ", ".join(
+            escape_markdown(f"{k}={v}") for k, v in sorted(options.items())
+        )
         parts[0] += ")"
     if priors:
         parts.append(
@@ -122,7 +127,7 @@ def _fit_sentence(label: str | None, dt: xr.DataTree) -> tuple[str, list[str]]:
         )
     method = str(attrs.get("method", ""))
     stats_attrs = dict(dt["sample_stats"].attrs) if "sample_stats" in dt.children else {}
-    seed = attrs.get("random_seed")
+    seed = escape_markdown(str(attrs.get("random_seed")))
     if method == "nuts":
         sampler = str(attrs.get("sampler", SAMPLER))
         settings = _loads(stats_attrs.get("inference_library_settings", "{}"))
@@ -136,8 +141,8 @@ def _fit_sentence(label: str | None, dt: xr.DataTree) -> tuple[str, list[str]]:
         libv = stats_attrs.get("inference_library_version")
         text = (
             f"Fitted by the No-U-Turn sampler (Hoffman & Gelman 2014) of "
-            f"{_SAMPLER_REFERENCES.get(sampler, sampler)}"
-            + (f" {libv}" if lib and libv and str(lib) == sampler else "")
+            f"{_SAMPLER_REFERENCES.get(sampler, escape_markdown(sampler))}"
+            + (f" {escape_markdown(str(libv))}" if lib and libv and str(lib) == sampler else "")
             + f", {attrs.get('chains')} chains x {attrs.get('draws')} draws after "
             f"{attrs.get('tune')} tuning steps"
             + (f", target acceptance {target}" if target is not None else "")
@@ -164,16 +169,16 @@ def _fit_sentence(label: str | None, dt: xr.DataTree) -> tuple[str, list[str]]:
         parts.append(
             f"Mean-field ADVI approximation, {attrs.get('draws')} draws from it, random seed {seed}"
         )
-    versions = [f"raterstats {attrs.get('raterstats_version', '?')}"]
+    versions = [f"raterstats {escape_markdown(str(attrs.get('raterstats_version', '?')))}"]
     for key in ("creation_library", "inference_library"):
         lib = stats_attrs.get(key)
         ver = stats_attrs.get(f"{key}_version")
-        if lib and ver and f"{lib} {ver}" not in versions:
-            versions.append(f"{lib} {ver}")
+        if lib and ver and escape_markdown(f"{lib} {ver}") not in versions:
+            versions.append(escape_markdown(f"{lib} {ver}"))
     parts.append("Software: " + ", ".join(versions))
     fp = str(attrs.get("data_fingerprint", ""))
     if fp:
-        parts.append(f"Data fingerprint (SHA-256 of the ratings) {fp[:16]}…")
+        parts.append(f"Data fingerprint (SHA-256 of the ratings) {escape_markdown(fp[:16])}…")
     return ". ".join(parts) + ".", refs_list
 
 
@@ -240,7 +245,7 @@ def methods_paragraph(
         shown = []
         for n in names:
             base = str(options.get(n, {}).get("name", n)) if isinstance(options, dict) else n
-            shown.append(n.replace("_", " "))
+            shown.append(escape_markdown(n.replace("_", " ")))
             ref = STATISTIC_REFERENCES.get(base, "")
             if ref and ref not in refs:
                 refs.append(ref)
@@ -248,8 +253,9 @@ def methods_paragraph(
         if a.get("n_boot"):
             text += (
                 f"; {100 * float(a.get('ci_prob', AGREEMENT_CONFIDENCE)):.0f}% intervals "
-                f"({a.get('interval', 'bootstrap')}, {a.get('n_boot')} replicates, "
-                f"random seed {a.get('random_seed')})"
+                f"({escape_markdown(str(a.get('interval', 'bootstrap')))}, "
+                f"{escape_markdown(str(a.get('n_boot')))} replicates, "
+                f"random seed {escape_markdown(str(a.get('random_seed')))})"
             )
         paragraphs.append(text + ".")
     if not paragraphs:
@@ -327,6 +333,56 @@ def _data_uri(path: Path) -> str:
     return f"data:{mime};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
 
+def _markdown_text(text: str) -> str:
+    """Markdown inline text as plain text: backslash escapes and character references
+    resolved (for an image's alt text, which goes into HTML attributes)."""
+    return html.unescape(re.sub(r"\\([\\`*_{}\[\]()#+\-.!|>])", r"\1", text))
+
+
+#: URL schemes a link or image of the report may have (no scheme: a relative link)
+_SAFE_SCHEMES = {"http", "https", "mailto"}
+
+
+def _safe_url(url: str, *, image: bool) -> bool:
+    """Whether ``url`` is a relative, in-page, http(s) or mailto target (or, for an image,
+    a ``data:image/`` URI), the way a browser reads it (control characters and spaces
+    dropped, case ignored)."""
+    flat = re.sub(r"[\x00-\x20\x7f]", "", html.unescape(url)).lower()
+    m = re.match(r"([a-z][a-z0-9+.\-]*):", flat)
+    if m is None:
+        return True
+    return m.group(1) in _SAFE_SCHEMES or (image and flat.startswith("data:image/"))
+
+
+def _markdown_converter() -> Any:
+    """Python-Markdown with tables, a table of contents, fenced code and sane lists, and
+    nothing of the text passed as markup: raw HTML (blocks and inline) is off, so ``<`` in
+    the text is shown as ``<``, and links or images to other URL schemes than
+    :data:`_SAFE_SCHEMES` (``javascript:``, ...) lose their target."""
+    import markdown
+    from markdown.extensions import Extension
+    from markdown.treeprocessors import Treeprocessor
+
+    class _SafeLinks(Treeprocessor):
+        def run(self, root: Any) -> None:
+            for el in root.iter():
+                for attr, image in (("href", False), ("src", True)):
+                    url = el.get(attr)
+                    if url is not None and not _safe_url(url, image=image):
+                        del el.attrib[attr]
+
+    class _NoRawHtml(Extension):
+        def extendMarkdown(self, md: Any) -> None:
+            md.preprocessors.deregister("html_block")
+            md.inlinePatterns.deregister("html")
+            md.treeprocessors.register(_SafeLinks(md), "raterstats_safe_links", 5)
+
+    return markdown.Markdown(
+        extensions=["tables", "toc", "fenced_code", "sane_lists", _NoRawHtml()],
+        extension_configs={"toc": {"toc_depth": "2-3", "permalink": False}},
+    )
+
+
 def report(
     folder: str | Path,
     *,
@@ -375,8 +431,6 @@ def report(
     >>> "<table>" in html and "<title>Study</title>" in html
     True
     """
-    import markdown
-
     src_dir = Path(folder)
     md_path = src_dir / "report.md"
     if not md_path.is_file():
@@ -390,6 +444,14 @@ def report(
 
     missing: list[str] = []
     used: set[str] = set()
+    # figures are HTML that the converter must not see (it passes no raw HTML): each goes
+    # in as a placeholder no data can spell (a random token) and is put back afterwards
+    token = "rsfig" + secrets.token_hex(8)
+    figures: list[str] = []
+
+    def placeholder(figure_html: str) -> str:
+        figures.append(figure_html)
+        return f"\n\n{token}n{len(figures) - 1}e\n\n"
 
     def embed(m: re.Match[str]) -> str:
         src = m.group("src")
@@ -400,10 +462,10 @@ def report(
             missing.append(src)
             return m.group(0)
         used.add(path.resolve().name)
-        alt = m.group("alt")
-        return (
-            f'\n<figure><img src="{_data_uri(path)}" alt="{html.escape(alt, quote=True)}">'
-            f"<figcaption>{html.escape(alt)}</figcaption></figure>\n"
+        alt = _markdown_text(m.group("alt"))
+        return placeholder(
+            f'<figure><img src="{_data_uri(path)}" alt="{html.escape(alt, quote=True)}">'
+            f"<figcaption>{html.escape(alt)}</figcaption></figure>"
         )
 
     text = _IMAGE.sub(embed, text)
@@ -416,8 +478,10 @@ def report(
     extra_md = ""
     if extra:
         extra_md = "\n## Further figures\n\n" + "".join(
-            f'<figure><img src="{_data_uri(p)}" alt="{html.escape(p.stem)}">'
-            f"<figcaption>{html.escape(p.name)}</figcaption></figure>\n\n"
+            placeholder(
+                f'<figure><img src="{_data_uri(p)}" alt="{html.escape(visible(p.stem))}">'
+                f"<figcaption>{html.escape(visible(p.name))}</figcaption></figure>"
+            )
             for p in extra
         )
     if methods:
@@ -444,17 +508,18 @@ def report(
 
     text = _CODE_FILE.sub(link, text)
 
-    md = markdown.Markdown(
-        extensions=["tables", "toc", "fenced_code", "sane_lists"],
-        extension_configs={"toc": {"toc_depth": "2-3", "permalink": False}},
-    )
+    md = _markdown_converter()
     body = md.convert(text)
+    for k, figure in enumerate(figures):
+        body = body.replace(f"<p>{token}n{k}e</p>", figure).replace(f"{token}n{k}e", figure)
     body = re.sub(r"<table>", '<div class="table-wrap"><table>', body)
     body = body.replace("</table>", "</table></div>")
     toc = getattr(md, "toc", "")
     if title is None:
-        m_title = re.search(r"^#\s+(.+?)\s*$", md_path.read_text(encoding="utf-8"), re.M)
-        title = m_title.group(1) if m_title else src_dir.name
+        # the first level-1 heading as rendered (HTML-escaped text), without its tags
+        m_title = re.search(r"<h1[^>]*>(.*?)</h1>", body, re.S)
+        title = html.unescape(re.sub(r"<[^>]*>", "", m_title.group(1))) if m_title else None
+        title = title or visible(src_dir.name)
     page = (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'

@@ -9,8 +9,11 @@ and the optional covariates below. Column roles are named once, at ingest
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
+
+import polars as pl
 
 Kind = Literal["id", "rating", "float", "bool", "label"]
 
@@ -41,8 +44,13 @@ REPEAT_INDEX = "repeat_index"
 #: Value used for ``dimension`` / ``design`` when the data do not have that column.
 DEFAULT_LEVEL = "default"
 
-#: Separator between item and segment in the id of a segment unit (``"<item>::<segment>"``).
+#: Separator between item and segment in the id of a segment unit (``"<item>::<segment>"``,
+#: see :func:`unit_id` for how the parts are escaped).
 UNIT_SEP = "::"
+
+#: Separator before the dimension in the id of a latent-class unit
+#: (``"<item>::<segment>|<dimension>"``, see :func:`unit_id`).
+DIMENSION_SEP = "|"
 
 
 @dataclass(frozen=True)
@@ -273,3 +281,111 @@ def normalize_rater_kind(kind: str) -> str:
     'llm'
     """
     return str(kind).strip().lower()
+
+
+# ------------------------------------------------------------------------------ unit ids
+
+_COLON_RUN = re.compile(r":{2,}|\A:|:\Z")
+
+
+def _escape_id_part(text: str) -> str:
+    """One part of a unit id, escaped (see :func:`unit_id`)."""
+    text = str(text).replace("\\", "\\\\").replace(DIMENSION_SEP, "\\" + DIMENSION_SEP)
+    return _COLON_RUN.sub(lambda m: m.group(0).replace(":", "\\:"), text)
+
+
+def unit_id(item: str, segment: str | None = None, *, dimension: str | None = None) -> str:
+    r"""The id of a unit: an item, an item's segment (``"<item>::<segment>"``), and for the
+    latent-class models also the dimension (``"<item>::<segment>|<dimension>"``).
+
+    The id is different for every different (item, segment, dimension), whatever the ids
+    hold, so it can label a unit in an output (an xarray coordinate, a CSV column) and be
+    selected by. In each part a backslash is written ``\\``, a ``|`` is written ``\|``, and
+    a ``:`` is written ``\:`` where it is next to another ``:`` or at either end of the part;
+    every other character is as it is, so ids such as ``q1_a``, ``doc:12`` or
+    ``https://x/1`` look unchanged. Then every unescaped ``|`` is the dimension separator
+    and the first two unescaped ``::`` in a row are the segment separator. Units are
+    *grouped* by their (item, segment) columns, never by this text; use
+    :func:`unit_id_expr` for a polars column.
+
+    Parameters
+    ----------
+    item : str
+        The item id.
+    segment : str, optional
+        The segment id; None for a whole-item unit (an empty segment is a segment).
+    dimension : str, optional
+        The dimension, for units that are (item, segment, dimension) triples.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> unit_id("a"), unit_id("a", "s1"), unit_id("a", "s1", dimension="safety")
+    ('a', 'a::s1', 'a::s1|safety')
+    >>> unit_id("a::b", "c"), unit_id("a", "b::c")
+    ('a\\:\\:b::c', 'a::b\\:\\:c')
+    >>> unit_id("doc:12"), unit_id("x|y"), unit_id("C:\\tmp")
+    ('doc:12', 'x\\|y', 'C:\\\\tmp')
+    """
+    out = _escape_id_part(item)
+    if segment is not None:
+        out += UNIT_SEP + _escape_id_part(segment)
+    if dimension is not None:
+        out += DIMENSION_SEP + _escape_id_part(dimension)
+    return out
+
+
+def _escape_id_expr(part: pl.Expr) -> pl.Expr:
+    """:func:`_escape_id_part` as a polars expression (no look-around in polars' regex:
+    runs of colons are escaped pairwise, then the odd one left; then a colon at the start
+    and an unescaped colon at the end, i.e. after an even run of backslashes)."""
+    s = part.cast(pl.String).str
+    e = s.replace_all("\\", "\\\\", literal=True).str.replace_all("|", "\\|", literal=True)
+    e = e.str.replace_all("::", "\\:\\:", literal=True).str.replace_all(
+        "\\::", "\\:\\:", literal=True
+    )
+    e = e.str.replace(r"^:", r"\:")
+    return e.str.replace(r"(^|[^\\])((?:\\\\)*):$", r"${1}${2}\:")
+
+
+def unit_id_expr(
+    item: str | pl.Expr = ITEM,
+    segment: str | pl.Expr | None = SEGMENT,
+    *,
+    dimension: str | pl.Expr | None = None,
+) -> pl.Expr:
+    r""":func:`unit_id` of every row as a polars expression (named ``unit``): a null
+    segment makes a whole-item unit.
+
+    Parameters
+    ----------
+    item, segment, dimension : str or pl.Expr, optional
+        Columns (names or expressions) of the item, segment (None: whole-item units only)
+        and dimension (None: no dimension part).
+
+    Returns
+    -------
+    pl.Expr
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"item": ["a", "a::b", "a", "doc:1"],
+    ...                    "segment": [None, "c", "b::c", "x:"]})
+    >>> df.select(unit_id_expr()).to_series().to_list()
+    ['a', 'a\\:\\:b::c', 'a::b\\:\\:c', 'doc:1::x\\:']
+    """
+    out = _escape_id_expr(pl.col(item) if isinstance(item, str) else item)
+    if segment is not None:
+        seg = pl.col(segment) if isinstance(segment, str) else segment
+        out = (
+            pl.when(seg.is_null())
+            .then(out)
+            .otherwise(pl.concat_str([out, pl.lit(UNIT_SEP), _escape_id_expr(seg)]))
+        )
+    if dimension is not None:
+        dim = pl.col(dimension) if isinstance(dimension, str) else dimension
+        out = pl.concat_str([out, pl.lit(DIMENSION_SEP), _escape_id_expr(dim)])
+    return out.alias("unit")

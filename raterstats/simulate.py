@@ -354,7 +354,7 @@ def clinical_qa_study(
         latent_var = var_eta + (tau**2 if g == 1 else 0.0)
         lam2 = disc[human, :, g] ** 2
         reliability[:, g] = (lam2 * latent_var / (lam2 * latent_var + np.pi**2 / 3)).mean(axis=0)
-    sent_units = [f"{items[i]}::{s}" for i, s in zip(sent_items, sent_ids, strict=True)]
+    sent_units = [S.unit_id(items[i], str(s)) for i, s in zip(sent_items, sent_ids, strict=True)]
     truth = xr.Dataset(
         {
             "mu": (("dimension",), mu),

@@ -29,7 +29,7 @@ from typer.exceptions import TyperException
 from raterstats.cli.studyfile import check_probability
 from raterstats.defaults import RANDOM_SEED, ci_prob
 from raterstats.files import OutputPathError, check_output, write_atomic
-from raterstats.formatting import markdown_table
+from raterstats.formatting import markdown_table, visible_lines
 from raterstats.ingest_errors import RatingsError
 from raterstats.version import __version__
 
@@ -180,7 +180,7 @@ def spinner(start: str) -> Iterator[Callable[[str], None]]:
     """
     with Progress(
         SpinnerColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),  # messages may hold file names
         TimeElapsedColumn(),
         console=console,
         transient=False,
@@ -189,7 +189,7 @@ def spinner(start: str) -> Iterator[Callable[[str], None]]:
 
         def say(msg: str) -> None:
             bar.update(task, description=msg)
-            bar.console.log(msg)
+            bar.console.log(msg, markup=False)
 
         yield say
         bar.update(task, description="done")
@@ -209,7 +209,7 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     -------
     typer.Exit
     """
-    typer.echo(message, err=True)
+    typer.echo(visible_lines(message), err=True)  # ids in it cannot drive the terminal
     return typer.Exit(code=code)
 
 
@@ -234,7 +234,7 @@ def print_frame(frame: pl.DataFrame, *, as_json: bool, csv: Path | None) -> None
     check the path with :func:`output` before the work)."""
     if csv is not None:
         write_atomic(csv, frame.write_csv)
-        console.log(f"wrote {csv}")
+        console.log(f"wrote {csv}", markup=False)
     if as_json:
         typer.echo(json.dumps(json_records(frame), indent=2, default=str))
     else:

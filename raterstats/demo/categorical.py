@@ -6,11 +6,10 @@ from __future__ import annotations
 import polars as pl
 import xarray as xr
 
-from raterstats import schema as S
 from raterstats.defaults import CHAINS
 from raterstats.demo.folder import ReportFolder
 from raterstats.demo.tables import format_interval
-from raterstats.formatting import markdown_table
+from raterstats.formatting import escape_markdown, markdown_code_block, markdown_table
 from raterstats.ratings import Ratings
 
 
@@ -70,7 +69,7 @@ def categorical_section(
         post[["label", "map_prob", "entropy", "n_ratings"]].to_dataframe().reset_index()
     ).filter(pl.col("n_ratings") > 0)
     labels = labels.with_columns(
-        pl.when(pl.col("item").str.contains(S.UNIT_SEP, literal=True))
+        pl.when(pl.col("unit_segment") != "")
         .then(pl.lit("fine (sentence)"))
         .otherwise(pl.lit("coarse (answer)"))
         .alias("unit")
@@ -88,7 +87,7 @@ def categorical_section(
         )
         .sort("unit", "dimension")
     )
-    status = "all checks passed" if diag.ok else "; ".join(diag.problems)
+    status = "all checks passed" if diag.ok else escape_markdown("; ".join(diag.problems))
     a = dt.attrs
     md = [
         "## Categorical rater model (hierarchical MACE, 3-point ratings)",
@@ -99,9 +98,7 @@ def categorical_section(
         f"({a['sampler']}), {a['chains']} chains x {a['draws']} draws after {a['tune']} "
         f"tuning steps, seed {a['random_seed']}. Diagnostics: {status}.",
         "",
-        "```text",
-        str(diag),
-        "```",
+        markdown_code_block(str(diag)),
         "",
         f"### Rater competence (posterior mean, {100 * ci_prob:g}% interval) per dimension "
         "/ design",

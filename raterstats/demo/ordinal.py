@@ -11,7 +11,7 @@ import xarray as xr
 from raterstats.defaults import CHAINS
 from raterstats.demo.folder import ReportFolder
 from raterstats.demo.tables import format_interval, interval_frame
-from raterstats.formatting import markdown_table
+from raterstats.formatting import escape_markdown, markdown_table
 from raterstats.ratings import Ratings
 
 
@@ -161,7 +161,8 @@ def ordinal_section(dt: xr.DataTree, *, ci_prob: float, out: ReportFolder) -> li
         "",
         "Rater separation reliability per dimension and design: "
         + ", ".join(
-            f"{r.dimension}/{r.design} {r.separation_reliability:.2f}" for r in sep.itertuples()
+            f"{escape_markdown(f'{r.dimension}/{r.design}')} {r.separation_reliability:.2f}"
+            for r in sep.itertuples()
         ),
         "",
         markdown_table(rt_tab),

@@ -20,7 +20,7 @@ from raterstats.demo.rankings import ranking_section
 from raterstats.demo.study import DEMO_STATISTICS, label_distribution, schemes, wide_shares
 from raterstats.demo.tables import agreement_wide
 from raterstats.files import write_atomic
-from raterstats.formatting import markdown_table
+from raterstats.formatting import escape_markdown, markdown_table
 from raterstats.ratings import Ratings, RatingsSummary
 from raterstats.version import __version__
 
@@ -90,7 +90,9 @@ def _data_lines(
         "only; shares within dimension and rater kind.",
         "",
         *[
-            f"**{name}** (% of ratings)\n\n" + markdown_table(wide_shares(part)) + "\n"
+            f"**{escape_markdown(name)}** (% of ratings)\n\n"
+            + markdown_table(wide_shares(part))
+            + "\n"
             for (name,), part in dist.group_by("scheme", maintain_order=True)
         ],
         "",

@@ -17,7 +17,6 @@ from raterstats.models.latent_class.base import (
     sample_true_class,
 )
 from raterstats.models.latent_class.data import (
-    UNIT_SEP,
     LatentClassData,
     data_from_groups,
     majority_vote,
@@ -38,6 +37,7 @@ from raterstats.models.latent_class.reference import (
     segment_sum_np,
     table_layout,
 )
+from raterstats.schema import UNIT_SEP
 
 __all__ = [
     "MACE",

@@ -13,6 +13,7 @@ of levels ``K`` over dimensions; padded classes get prior mass zero.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,7 +25,7 @@ from raterstats import schema as S
 from raterstats.models.base import ModelInputError
 from raterstats.ratings import Ratings
 from raterstats.scales import CategoricalScale, format_level
-from raterstats.schema import UNIT_SEP
+from raterstats.schema import unit_id
 
 
 def class_mask_np(valid: np.ndarray, dims: np.ndarray, gold: np.ndarray) -> np.ndarray:
@@ -378,10 +379,7 @@ def prepare_latent_class(
     seg_vals = units.get_column("_seg").to_list()
     items = units.get_column(S.ITEM).to_list()
     systems, questions = (_item_values(data, col) for col in (S.SYSTEM, S.QUESTION))
-    unit_ids = tuple(
-        (it if not sg else f"{it}{UNIT_SEP}{sg}") + ("" if D == 1 else f"|{dims[d]}")
-        for it, sg, d in zip(items, seg_vals, unit_dim, strict=True)
-    )
+    unit_ids = _unit_ids(items, seg_vals, unit_dim, dims)
     return LatentClassData(
         unit_ids=unit_ids,
         unit_item=tuple(items),
@@ -411,6 +409,17 @@ def prepare_latent_class(
         gold_used=bool(gold_col and (unit_gold >= 0).any()),
         unit_system=tuple(systems.get(it, "") for it in items),
         unit_question=tuple(questions.get(it, "") for it in items),
+    )
+
+
+def _unit_ids(
+    items: Sequence[str], segments: Sequence[str], unit_dim: np.ndarray, dims: tuple[str, ...]
+) -> tuple[str, ...]:
+    """:func:`raterstats.schema.unit_id` of every unit (segment ``""``: a whole-item unit;
+    the dimension only when there are several)."""
+    return tuple(
+        unit_id(it, sg or None, dimension=None if len(dims) == 1 else dims[d])
+        for it, sg, d in zip(items, segments, unit_dim, strict=True)
     )
 
 
@@ -467,11 +476,7 @@ def data_from_groups(const: xr.Dataset, observed: xr.Dataset) -> LatentClassData
     )
     items = tuple(str(x) for x in const["item"].values)
     segs = tuple(str(x) for x in const["segment"].values)
-    D = len(dims)
-    unit_ids = tuple(
-        (it if not sg else f"{it}{UNIT_SEP}{sg}") + ("" if D == 1 else f"|{dims[d]}")
-        for it, sg, d in zip(items, segs, unit_dim, strict=True)
-    )
+    unit_ids = _unit_ids(items, segs, unit_dim, dims)
     return LatentClassData(
         unit_ids=unit_ids,
         unit_item=items,

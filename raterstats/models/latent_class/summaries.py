@@ -18,7 +18,7 @@ import xarray as xr
 
 from raterstats import schema as S
 from raterstats.intervals import summarize_draws
-from raterstats.models.latent_class.data import UNIT_SEP, LatentClassData, data_from_groups
+from raterstats.models.latent_class.data import LatentClassData, data_from_groups
 from raterstats.models.latent_class.reference import entropy_np, logsumexp_np
 from raterstats.scoring import as_draws, describe_bootstrap, score_vector, system_means
 
@@ -52,14 +52,30 @@ def item_posterior(
     :func:`raterstats.item_posterior` (see there for the result's variables)."""
     const = dt["constant_data"].to_dataset()
     prob_u = unit_label_prob(model, dt)
-    items = const["item"].values.astype(str)
-    segs = const["segment"].values.astype(str)
-    keys = np.where(segs == "", items, np.char.add(np.char.add(items, UNIT_SEP), segs))
+    # one row per (item, segment) pair, labelled by its unit id; never grouped by the id
+    pairs = pl.DataFrame(
+        {"item": const["item"].values.astype(str), "segment": const["segment"].values.astype(str)}
+    ).with_row_index("_u")
+    seg = pl.when(pl.col("segment") == "").then(None).otherwise(pl.col("segment"))
+    uniq_pairs = (
+        pairs.select("item", "segment")
+        .unique()
+        .with_columns(S.unit_id_expr("item", seg))
+        .sort("unit")
+        .with_row_index("_i")
+    )
+    item_idx = (
+        pairs.join(uniq_pairs, on=["item", "segment"], how="left")
+        .sort("_u")
+        .get_column("_i")
+        .to_numpy()
+        .astype(np.int64)
+    )
+    uniq = uniq_pairs.get_column("unit").to_numpy().astype(str)
     dims = const["dimension"].values.astype(str)
     unit_dim = const["unit_dim"].values.astype(np.int64)
     n_cat = const["n_categories"].values.astype(np.int64)
     labels = const["category_label"].values.astype(str)
-    uniq, item_idx = np.unique(keys, return_inverse=True)
     n_i, n_d, K = uniq.size, dims.size, prob_u.shape[1]
     prob = np.full((n_i, n_d, K), np.nan)
     prob[item_idx, unit_dim] = prob_u
@@ -93,6 +109,8 @@ def item_posterior(
         },
         coords={
             "item": uniq,
+            "unit_item": ("item", uniq_pairs.get_column("item").to_numpy().astype(str)),
+            "unit_segment": ("item", uniq_pairs.get_column("segment").to_numpy().astype(str)),
             "dimension": dims,
             "category": np.arange(K),
             "category_label": (("dimension", "category"), labels),

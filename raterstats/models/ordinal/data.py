@@ -262,20 +262,19 @@ def prepare_ordinal(ratings: Ratings, *, length: bool | str = "auto") -> Ordinal
         .unique()
         .sort(S.ITEM, S.SEGMENT)
     )
-    sent_units = sent.select(S.ITEM, S.SEGMENT).unique(maintain_order=True)
-    sent_ids = [f"{a}::{b}" for a, b in sent_units.iter_rows()]
-    key = pl.concat_str([pl.col(S.ITEM), pl.lit(S.UNIT_SEP), pl.col(S.SEGMENT)])
+    # sentences are (item, segment) pairs, 1-based; their ids are unique too (unit_id)
+    sent_units = (
+        sent.select(S.ITEM, S.SEGMENT)
+        .unique(maintain_order=True)
+        .with_row_index("_sentence", offset=1)
+    )
+    sent_ids = sent_units.select(S.unit_id_expr()).to_series().to_list()
     obs_sentence = (
-        d.select(
-            pl.when(pl.col(S.SEGMENT).is_null())
-            .then(pl.lit(0, dtype=pl.Int64))
-            .otherwise(
-                key.replace_strict(
-                    {s: k + 1 for k, s in enumerate(sent_ids)}, default=0, return_dtype=pl.Int64
-                )
-            )
-        )
-        .to_series()
+        d.select(S.ITEM, S.SEGMENT)
+        .join(sent_units, on=[S.ITEM, S.SEGMENT], how="left", maintain_order="left")
+        .get_column("_sentence")
+        .fill_null(0)
+        .cast(pl.Int64)
         .to_numpy()
     )
     design_has_sentences = np.array(
