@@ -507,6 +507,7 @@ DATA_OPTIONS = (
     "duplicates",
     "study",
     "export",
+    "separator",
 )
 
 

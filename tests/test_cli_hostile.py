@@ -853,3 +853,17 @@ def test_study_file_error_is_a_value_error_with_every_problem():
         "  - s.toml: b",
     ]
     assert "rater" in FILTERABLE and "repeat" in FILTERABLE
+
+
+def test_separator_option_reads_an_undecidable_file_and_a_bad_one_is_usage(tmp_path):
+    """issue 18: a delimiter the sniffer cannot decide is given with --separator (the
+    suggestion of read_ratings' error is actionable on the command line too); a bad
+    separator is bad usage (exit 2), never a traceback."""
+    path = tmp_path / "r.csv"
+    path.write_text("item|rater|rating\na|x|1\na|y|2\nb|x|3\nb|y|3\n", encoding="utf-8")
+    code, out = run("validate", str(path), "--separator", "|", "-s", "ordinal:1,2,3")
+    assert code == 0, out
+    assert "4" in out
+    code, out = run("validate", str(path), "--separator", "ab")
+    assert code == 2, out
+    assert "separator" in out and "Traceback" not in out

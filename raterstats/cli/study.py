@@ -86,6 +86,7 @@ class Study:
     duplicates: str = "error"
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     export: str | None = None
+    separator: str | None = None
 
     @classmethod
     def read(cls, path: Path) -> Study:
@@ -126,6 +127,7 @@ class Study:
             duplicates=raw.get("duplicates", "error"),
             sections={k: dict(raw.get(k, {})) for k in SECTIONS},
             export=raw.get("export"),
+            separator=raw.get("separator"),
         )
 
     def option(self, section: str, key: str, given: Any, default: Any) -> Any:
@@ -207,6 +209,13 @@ ExportOpt = Annotated[
         "MTurk batch results CSV, wide survey CSV); --column names its fields.",
     ),
 ]
+SeparatorOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--separator",
+        help="The delimiter of a CSV file (default: sniffed among , ; tab |).",
+    ),
+]
 
 
 @dataclass
@@ -226,6 +235,7 @@ class DataOptions:
     duplicates: DuplicatesOpt = None
     study: StudyOpt = None
     export: ExportOpt = None
+    separator: SeparatorOpt = None
 
     def to_study(self) -> Study:
         """The study file (when given) overridden by the options given on the command line.
@@ -268,6 +278,8 @@ class DataOptions:
             s.duplicates = self.duplicates
         if self.export is not None:
             s.export = self.export
+        if self.separator is not None:
+            s.separator = self.separator
         return s
 
 
@@ -285,7 +297,8 @@ def data_command(command: Callable[..., None]) -> Callable[..., None]:
     >>> list(inspect.signature(show).parameters)[:3]
     ['source', 'column', 'scale']
     >>> show(source=Path("r.csv"), column=None, scale=None, wide=True, filters=None,
-    ...      collapse=None, duplicates=None, study=None, export=None, as_json=True)
+    ...      collapse=None, duplicates=None, study=None, export=None,
+    ...      separator=None, as_json=True)
     r.csv True True
     """
     sig = inspect.signature(command, eval_str=True)
@@ -370,6 +383,7 @@ def load_ratings(s: Study) -> Ratings:
             format="wide" if s.wide else "long",
             where=(where or None) if s.export is None else None,
             export=s.export,
+            separator=s.separator,
             **extra,
         )
     except RatingsError:

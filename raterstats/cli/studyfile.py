@@ -411,6 +411,9 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
             lambda: sorted(COLLAPSES),
         ),
         "duplicates": Key(STRING, "Several ratings of one unit by one rater.", DUPLICATES),
+        "separator": Key(
+            STRING, "The delimiter of a CSV file (default: sniffed among `,` `;` tab `|`)."
+        ),
         "export": Key(
             STRING,
             "Read an annotation tool's export: a name of `raterstats.exports.EXPORTS` "
