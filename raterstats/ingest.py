@@ -217,8 +217,8 @@ def read_ratings(
         ]
         if unused:
             raise ValueError(
-                f"{', '.join(unused)} do(es) not apply with export={export!r}: an export has "
-                "its own layout and duplicates are errors there; select rows afterwards with "
+                f"not with export={export!r}: {', '.join(unused)} (an export has its own "
+                "layout, and a duplicate in it is an error); select rows afterwards with "
                 "Ratings.filter"
             )
 

@@ -643,3 +643,16 @@ def test_mturk_hostile_cells_raise_ratings_error_with_rows(cells, tmp_path_facto
             assert all(1 <= row <= len(cells) for row in p.rows)
     else:
         assert r.n_ratings <= len(cells)
+
+
+@pytest.mark.parametrize(
+    "option", [{"separator": ";"}, {"where": {"rater": "w1"}}, {"duplicates": "first"}]
+)
+def test_read_ratings_options_that_do_not_apply_to_an_export_are_refused(option):
+    """issue 18: an option read_ratings would ignore for an export is an error naming it,
+    never silently unused."""
+    batch = pl.DataFrame(
+        {"WorkerId": ["A1", "A2"], "Input.id": ["a1", "a1"], "Answer.q": ["3", "4"]}
+    )
+    with pytest.raises(ValueError, match=f"not with export='mturk': {next(iter(option))}="):
+        read_ratings(batch, export="mturk", **option)
