@@ -2,8 +2,8 @@
 
 Every public name gets a mkdocstrings block (``::: raterstats.<name>``), grouped by the
 module that defines it, so the page always lists exactly the exported API; the rest of the
-ranking and design modules, the agreement statistics and the ordinal-model helpers follow
-as modules (each name documented once).
+ranking and design modules, the agreement statistics, the ordinal-model helpers, the report and the figures
+follow as modules (each name documented once).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ MODULES = {
     "raterstats.agreement": "Agreement statistics (raterstats.agreement)",
     "raterstats.models.ordinal": "Ordinal model helpers (raterstats.models.ordinal)",
     "raterstats.report": "HTML report and methods paragraph (raterstats.report)",
+    "raterstats.plots": "Figures (raterstats.plots)",
 }
 
 
@@ -75,7 +76,7 @@ def api_markdown() -> str:
         "",
         "Generated from `raterstats.__all__` (the public API), grouped by the module that "
         "defines each name, then the other functions of the ranking and design modules, "
-        "the agreement statistics and the ordinal-model helpers.",
+        "the agreement statistics, the ordinal-model helpers, the report and the figures.",
         "",
     ]
     for title, names in groups.items():
