@@ -242,3 +242,10 @@ def test_the_study_file_takes_the_same_strings(tmp_path):
     assert res.exit_code == 2, res.output
     assert "[agreement] statistics" in res.stderr
     assert "did you mean 'interval'?" in res.stderr
+
+
+def test_a_bad_by_column_is_a_usage_error(tmp_path):
+    path = five_raters_file(tmp_path)
+    res = runner.invoke(app, ["agreement", str(path), "--by", "shift", "-m", "fleiss_kappa"])
+    assert res.exit_code == 2, res.output
+    assert "by: the ratings have no 'shift' column" in res.stderr

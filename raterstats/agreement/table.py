@@ -35,6 +35,7 @@ from raterstats.agreement.data import (
 from raterstats.agreement.estimator import REGISTRY, Direct, Prepared, evaluate
 from raterstats.agreement.specs import (
     MAX_UNORDERED_LEVELS,
+    ParsedStatistic,
     StatisticSpec,
     parse_statistics,
     resolve_options,
@@ -362,6 +363,7 @@ def agreement(
             except AgreementInputError as err:
                 reason = _reason(err, name, cell.what)
                 texts["reason"][at] = reason
+                texts["options"][at] = texts["options"][at] or _options_text(stat, cell)
                 notes.inapplicable.append(f"{stat.label} [{where}]: {reason}")
                 _fill_counts(arrays, at, cell)
                 continue
@@ -440,6 +442,16 @@ def _reason(err: AgreementInputError, name: str, what: str) -> str:
             problem = problem.removeprefix(prefix)
         out.append(problem)
     return "; ".join(out)
+
+
+def _options_text(stat: ParsedStatistic, cell: _Cell) -> str:
+    """The options of a statistic whose own data could not be encoded (intra-rater
+    agreement without repeats), stated from the cell's ratings."""
+    try:
+        coded, _, _ = cell.source("ratings")
+    except AgreementInputError:
+        return ""
+    return resolve_options(stat, coded)[1]
 
 
 def _fill_counts(arrays: dict[str, np.ndarray], at: tuple[int, ...], cell: _Cell) -> None:

@@ -276,6 +276,7 @@ def test_icc_on_a_nominal_scale_and_intra_rater_without_repeats_give_reasons():
     reason = {s: ds["reason"].sel(statistic=s).squeeze().item() for s in ds.statistic.values}
     assert "needs ordered categories, but the scale is nominal" in reason["icc"]
     assert "no repeated ratings" in reason["intra_rater_agreement"]
+    assert ds["options"].sel(statistic="intra_rater_agreement").squeeze().item() == "kind=percent"
     assert reason["fleiss_kappa"] == ""
     assert np.isfinite(ds["estimate"].sel(statistic="fleiss_kappa")).all()
 
