@@ -123,7 +123,7 @@ def test_typos_inside_a_section_are_errors_with_a_did_you_mean(tmp_path, files):
         ),
         (
             '[agreement]\nstatistics = ["fleiss_kapa"]',
-            "'fleiss_kapa' is not one of cohen_kappa",
+            "unknown statistic 'fleiss_kapa'; did you mean 'fleiss_kappa'?",
         ),
         (
             'format = "Wide"',

@@ -8,7 +8,12 @@ cluster-bootstrap intervals in one labelled ``xr.Dataset``; :func:`agreement_tab
 into a tidy polars frame with the same numbers.
 
 Undefined values (expected agreement 1, a single rater, no unit with two ratings) are NaN with
-a :class:`DegenerateAgreementWarning` that says why; never a ZeroDivisionError.
+a :class:`DegenerateAgreementWarning` that says why; never a ZeroDivisionError. In
+:func:`agreement`, a statistic that does not apply to a cell's data (Cohen's kappa with five
+raters, an ICC on a nominal scale) is NaN with its reason in that cell's row, and the other
+statistics are computed. Statistics and their options are read by one parser
+(:func:`parse_statistics`: ``"krippendorff_alpha:level=interval"``), shared with the command
+line and the study file.
 """
 
 from raterstats.agreement.alpha import krippendorff_alpha
@@ -16,8 +21,11 @@ from raterstats.agreement.categorical import intra_rater_agreement, percent_agre
 from raterstats.agreement.continuous import icc, kendall_w
 from raterstats.agreement.data import (
     AgreementInputError,
+    AgreementUsageError,
     DegenerateAgreementWarning,
     IncompleteDataWarning,
+    ManyLevelsWarning,
+    NotApplicableWarning,
 )
 from raterstats.agreement.kappa import (
     cohen_kappa,
@@ -35,6 +43,12 @@ from raterstats.agreement.ranking import (
     rbo,
     spearman_rho,
 )
+from raterstats.agreement.specs import (
+    MAX_UNORDERED_LEVELS,
+    ParsedStatistic,
+    parse_statistic,
+    parse_statistics,
+)
 from raterstats.agreement.table import (
     AGREEMENT_STATISTICS,
     DEFAULT_STATISTICS,
@@ -45,9 +59,14 @@ from raterstats.agreement.table import (
 __all__ = [
     "AGREEMENT_STATISTICS",
     "DEFAULT_STATISTICS",
+    "MAX_UNORDERED_LEVELS",
     "AgreementInputError",
+    "AgreementUsageError",
     "DegenerateAgreementWarning",
     "IncompleteDataWarning",
+    "ManyLevelsWarning",
+    "NotApplicableWarning",
+    "ParsedStatistic",
     "agreement",
     "agreement_table",
     "cohen_kappa",
@@ -62,6 +81,8 @@ __all__ = [
     "kendall_w",
     "krippendorff_alpha",
     "normalized_rank_position",
+    "parse_statistic",
+    "parse_statistics",
     "percent_agreement",
     "randolph_kappa",
     "rbo",

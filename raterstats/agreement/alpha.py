@@ -16,13 +16,36 @@ from raterstats.agreement.estimator import Direct, Prepared, finish, register
 _LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
-@register("krippendorff_alpha")
+def resolve_alpha_level(
+    coded: Coded, options: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The level of measurement alpha uses on ``coded``: the one given, or the scale's kind
+    (nominal for data without a scale), with a note saying where a default came from.
+
+    Examples
+    --------
+    >>> from raterstats.agreement.data import encode_matrix
+    >>> resolve_alpha_level(encode_matrix([[1, 2]]), {"level": None})
+    ({'level': 'nominal'}, {'level': 'default for data without a scale'})
+    """
+    if options.get("level") is not None:
+        return dict(options), {}
+    if coded.kind in _LEVELS:
+        note = f"from the {coded.kind} scale"
+        level = coded.kind
+    else:
+        note = "default for data without a scale"
+        level = "nominal"
+    return {**options, "level": level}, {"level": note}
+
+
+@register("krippendorff_alpha", resolve=resolve_alpha_level)
 def _prepare_alpha(
     coded: Coded, *, level: Literal["nominal", "ordinal", "interval", "ratio"] | None = None
 ) -> Prepared:
     what = "krippendorff_alpha"
     if level is None:
-        level = coded.kind if coded.kind in _LEVELS else "nominal"  # type: ignore[assignment]
+        level = resolve_alpha_level(coded, {"level": None})[0]["level"]
     if level not in _LEVELS:
         raise AgreementInputError([f"{what}: level must be one of {list(_LEVELS)}, not {level!r}"])
     if level != "nominal":
@@ -107,4 +130,4 @@ def krippendorff_alpha(
     return finish("krippendorff_alpha", _prepare_alpha(coded, level=level), coded)
 
 
-__all__ = ["krippendorff_alpha"]
+__all__ = ["krippendorff_alpha", "resolve_alpha_level"]

@@ -36,15 +36,20 @@ from raterstats.agreement.estimator import Prepared, finish, register
 from raterstats.agreement.kappa import prepare_cohen
 
 
-@register("percent_agreement")
-def _prepare_percent(
-    coded: Coded,
+def percent_option_problems(
     *,
-    kind: Literal["pairwise", "unanimous"] = "pairwise",
+    kind: str = "pairwise",
     tolerance: float | None = None,
     weights: Weights | None = None,
-    missing: Literal["available", "listwise"] = "available",
-) -> Prepared:
+    missing: str = "available",
+) -> list[str]:
+    """What is wrong with the options of :func:`percent_agreement`, whatever the data.
+
+    Examples
+    --------
+    >>> percent_option_problems(kind="unanimous", weights="linear")
+    ["percent_agreement: weights apply to kind='pairwise' only"]
+    """
     what = "percent_agreement"
     problems = []
     if kind not in ("pairwise", "unanimous"):
@@ -59,6 +64,22 @@ def _prepare_percent(
         problems.append(f"{what}: weights apply to kind='pairwise' only")
     if kind == "pairwise" and missing == "listwise":
         problems.append(f"{what}: missing='listwise' applies to kind='unanimous' only")
+    return problems
+
+
+@register("percent_agreement", check=percent_option_problems)
+def _prepare_percent(
+    coded: Coded,
+    *,
+    kind: Literal["pairwise", "unanimous"] = "pairwise",
+    tolerance: float | None = None,
+    weights: Weights | None = None,
+    missing: Literal["available", "listwise"] = "available",
+) -> Prepared:
+    what = "percent_agreement"
+    problems = percent_option_problems(
+        kind=kind, tolerance=tolerance, weights=weights, missing=missing
+    )
     if problems:
         raise AgreementInputError(problems)
     check_table(coded, what)
@@ -188,7 +209,26 @@ def repeat_pairs_coded(ratings: Any, *, what: str = "intra_rater_agreement") -> 
     )
 
 
-@register("intra_rater_agreement")
+def intra_option_problems(
+    *, kind: str = "percent", weights: Weights = "identity", tolerance: float | None = None
+) -> list[str]:
+    """What is wrong with the options of :func:`intra_rater_agreement`, whatever the data.
+
+    Examples
+    --------
+    >>> intra_option_problems(kind="kappa", tolerance=1.0)
+    ["intra_rater_agreement: tolerance applies to kind='percent' only"]
+    """
+    what = "intra_rater_agreement"
+    problems = []
+    if kind not in ("percent", "kappa"):
+        problems.append(f"{what}: kind must be 'percent' or 'kappa', not {kind!r}")
+    if kind == "kappa" and tolerance is not None:
+        problems.append(f"{what}: tolerance applies to kind='percent' only")
+    return problems
+
+
+@register("intra_rater_agreement", check=intra_option_problems)
 def _prepare_intra(
     coded: Coded,
     *,
@@ -197,11 +237,7 @@ def _prepare_intra(
     tolerance: float | None = None,
 ) -> Prepared:
     what = "intra_rater_agreement"
-    problems = []
-    if kind not in ("percent", "kappa"):
-        problems.append(f"{what}: kind must be 'percent' or 'kappa', not {kind!r}")
-    if kind == "kappa" and tolerance is not None:
-        problems.append(f"{what}: tolerance applies to kind='percent' only")
+    problems = intra_option_problems(kind=kind, weights=weights, tolerance=tolerance)
     if coded.n_raters != 2:
         problems.append(
             f"{what}: expected two columns (first rating, repeated rating), got {coded.n_raters}"
@@ -291,4 +327,10 @@ def intra_rater_agreement(
     return finish(what, prepared, coded)
 
 
-__all__ = ["intra_rater_agreement", "percent_agreement", "repeat_pairs_coded"]
+__all__ = [
+    "intra_option_problems",
+    "intra_rater_agreement",
+    "percent_agreement",
+    "percent_option_problems",
+    "repeat_pairs_coded",
+]

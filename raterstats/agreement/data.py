@@ -49,6 +49,27 @@ class AgreementInputError(ValueError):
         super().__init__(text)
 
 
+class AgreementUsageError(AgreementInputError):
+    """The call as a whole is wrong, whatever the cell: an unknown statistic, option or
+    option value, a ``by`` column that does not exist, a bad ``ci_prob`` or ``n_boot``.
+    (A statistic that does not apply to one cell's data is no error: :func:`agreement`
+    gives its reason in that cell's row.) The command line exits 2 on it."""
+
+
+class NotApplicableWarning(UserWarning):
+    """:func:`raterstats.agreement.agreement` left statistics out of some cells because they
+    do not apply to the cell's data (e.g. Cohen's kappa with five raters, an ICC on a
+    nominal scale, intra-rater agreement without repeated ratings); the result's ``reason``
+    says why, row by row, and the other statistics are computed."""
+
+
+class ManyLevelsWarning(UserWarning):
+    """Statistics that treat the levels as unordered categories (unweighted kappas, percent
+    agreement, nominal alpha) were computed on an ordered scale with many levels (e.g.
+    0-100), where 49 against 50 counts as the same disagreement as 0 against 100; the message
+    names them and the ordinal / interval options to use instead."""
+
+
 def warn_degenerate(name: str, reason: int, *, stacklevel: int = 3) -> None:
     """Emit a :class:`DegenerateAgreementWarning` for statistic ``name``."""
     warnings.warn(

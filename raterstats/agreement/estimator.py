@@ -44,21 +44,38 @@ def finish(name: str, prepared: Prepared, coded: Coded, *, stacklevel: int = 4) 
     return float(est)
 
 
+#: ``check(**options) -> problems``: what is wrong with a combination of options, whatever
+#: the data (e.g. ``weights`` and ``tolerance`` together)
+OptionCheck = Callable[..., list[str]]
+#: ``resolve(coded, options) -> (options, notes)``: the options a cell is computed with, where
+#: a default depends on the data (alpha's level follows the scale), and a note per option
+#: that the data decided
+OptionResolver = Callable[[Coded, dict[str, Any]], tuple[dict[str, Any], dict[str, str]]]
+
+
 @dataclass(frozen=True)
 class Statistic:
-    """Registry entry: ``prepare(coded, **options)`` and the options it accepts."""
+    """Registry entry: ``prepare(coded, **options)``, the options it accepts (in the order
+    of its signature: the first is the one every result states), their defaults, and the
+    optional ``check`` of a combination of options and ``resolve`` of data-dependent
+    defaults."""
 
     name: str
     prepare: Callable[..., Prepared]
     options: tuple[str, ...]
     defaults: dict[str, Any]
+    check: OptionCheck | None = None
+    resolve: OptionResolver | None = None
 
 
 REGISTRY: dict[str, Statistic] = {}
 
 
-def register(name: str) -> Callable[[Callable[..., Prepared]], Callable[..., Prepared]]:
-    """Register ``prepare(coded, *, option=default, ...)`` for ``agreement()``."""
+def register(
+    name: str, *, check: OptionCheck | None = None, resolve: OptionResolver | None = None
+) -> Callable[[Callable[..., Prepared]], Callable[..., Prepared]]:
+    """Register ``prepare(coded, *, option=default, ...)`` for ``agreement()``, with the
+    optional ``check`` of its options and ``resolve`` of its data-dependent defaults."""
 
     def deco(fn: Callable[..., Prepared]) -> Callable[..., Prepared]:
         sig = inspect.signature(fn)
@@ -68,6 +85,8 @@ def register(name: str) -> Callable[[Callable[..., Prepared]], Callable[..., Pre
             prepare=fn,
             options=tuple(p.name for p in params),
             defaults={p.name: p.default for p in params},
+            check=check,
+            resolve=resolve,
         )
         return fn
 

@@ -65,8 +65,8 @@ def prepare_cohen(
     problems = []
     if coded.n_raters != 2:
         problems.append(
-            f"{what}: Cohen's kappa compares exactly two raters (columns); got "
-            f"{coded.n_raters}. Use conger_kappa (its multi-rater form) or fleiss_kappa"
+            f"{what}: Cohen's kappa needs exactly two raters, found {coded.n_raters}; use "
+            "conger_kappa (its multi-rater form) or fleiss_kappa"
         )
     if weight_scale not in ("value", "observed_level_index"):
         problems.append(

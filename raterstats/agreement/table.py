@@ -23,13 +23,24 @@ from raterstats.agreement import kernels as K
 from raterstats.agreement.categorical import repeat_pairs_coded
 from raterstats.agreement.data import (
     AgreementInputError,
+    AgreementUsageError,
     Coded,
     DegenerateAgreementWarning,
+    ManyLevelsWarning,
+    NotApplicableWarning,
     encode_matrix,
     encode_ratings,
     is_ratings,
 )
 from raterstats.agreement.estimator import REGISTRY, Direct, Prepared, evaluate
+from raterstats.agreement.specs import (
+    MAX_UNORDERED_LEVELS,
+    ParsedStatistic,
+    StatisticSpec,
+    parse_statistics,
+    resolve_options,
+    treats_levels_as_unordered,
+)
 from raterstats.checks import count_problems
 from raterstats.defaults import AGREEMENT_CONFIDENCE, N_BOOT
 from raterstats.intervals import eti_np
@@ -46,8 +57,6 @@ DEFAULT_STATISTICS: tuple[str, ...] = (
     "krippendorff_alpha",
 )
 
-StatisticSpec = str | tuple[str, Mapping[str, Any]]
-
 _VARIABLES = (
     "estimate",
     "ci_low",
@@ -59,63 +68,8 @@ _VARIABLES = (
     "n_ratings",
     "n_boot_valid",
 )
-
-
-def _parse_statistics(
-    statistics: Sequence[StatisticSpec] | Mapping[str, StatisticSpec],
-) -> list[tuple[str, str, dict[str, Any]]]:
-    """``[(label, name, options)]`` with every problem reported at once."""
-    entries: list[tuple[str | None, StatisticSpec]]
-    if isinstance(statistics, Mapping):
-        entries = [(str(k), v) for k, v in statistics.items()]
-    elif isinstance(statistics, str):
-        entries = [(None, statistics)]
-    else:
-        entries = [(None, s) for s in statistics]
-    out: list[tuple[str, str, dict[str, Any]]] = []
-    problems = []
-    for label, spec in entries:
-        if isinstance(spec, str):
-            name, opts = spec, {}
-        elif (
-            isinstance(spec, tuple)
-            and len(spec) == 2
-            and isinstance(spec[0], str)
-            and isinstance(spec[1], Mapping)
-        ):
-            name, opts = spec[0], dict(spec[1])
-        else:
-            problems.append(
-                f"statistics: {spec!r} is not a name or a (name, {{option: value}}) pair"
-            )
-            continue
-        if name not in REGISTRY:
-            problems.append(
-                f"statistics: unknown statistic {name!r}; agreement() computes "
-                f"{list(AGREEMENT_STATISTICS)}"
-            )
-            continue
-        unknown = [k for k in opts if k not in REGISTRY[name].options]
-        if unknown:
-            problems.append(
-                f"statistics: {name} has no option(s) {unknown}; its options are "
-                f"{list(REGISTRY[name].options)}"
-            )
-            continue
-        if label is None:
-            label = name
-            if opts:
-                label += "[" + ",".join(f"{k}={opts[k]}" for k in sorted(opts)) + "]"
-        out.append((label, name, opts))
-    labels = [e[0] for e in out]
-    dups = sorted({x for x in labels if labels.count(x) > 1})
-    if dups:
-        problems.append(f"statistics: labels {dups} occur more than once; use a mapping")
-    if not out and not problems:
-        problems.append("statistics: nothing to compute")
-    if problems:
-        raise AgreementInputError(problems)
-    return out
+#: the text variables of a result, per statistic and cell (after ``unit_level``)
+_TEXTS = ("options", "reason")
 
 
 def _usable_units(coded: Coded, name: str, opts: Mapping[str, Any]) -> np.ndarray:
@@ -199,8 +153,15 @@ def _cells(
                 break
             vals.update(r.data.get_column(key).drop_nulls().unique().to_list())
         coords[key] = sorted(vals, key=str)
+    for key in ("dimension", "design"):
+        several = [r for _, r in sources if len(getattr(r, f"{key}s")) > 1]
+        if key not in by and several:
+            problems.append(
+                f"by: the ratings hold {len(getattr(several[0], f'{key}s'))} {key}s and every "
+                f"statistic needs one; add {key!r} to by (or filter the ratings to one {key})"
+            )
     if problems:
-        raise AgreementInputError(sorted(set(problems)))
+        raise AgreementUsageError(sorted(set(problems)))
     cells = []
     for prefix, r in sources:
         present = r.data.select(list(by)).unique() if by else None
@@ -211,7 +172,7 @@ def _cells(
             try:
                 sub = r.filter(**dict(zip(by, combo, strict=True))) if by else r
             except (TypeError, KeyError) as err:
-                raise AgreementInputError([f"by: {err}"]) from None
+                raise AgreementUsageError([f"by: {err}"]) from None
             cells.append(((*prefix, *combo), sub))
     return coords, cells
 
@@ -237,13 +198,18 @@ def agreement(
         its own scales; the scheme becomes a dimension of the result (``scheme_dim``). A plain
         units x raters matrix is one cell (``by`` is then ignored).
     statistics : sequence or mapping
-        Statistic names from :data:`AGREEMENT_STATISTICS`, or ``(name, {option: value})``
-        pairs (e.g. ``("krippendorff_alpha", {"level": "ordinal"})``); a mapping
-        ``{label: spec}`` sets the labels. Options are those of the function of that name.
-        Without options, the scale decides: Krippendorff's level follows the scale's kind
-        and the category domain is the scale's levels. ``"intra_rater_agreement"`` is
-        computed from each cell's repeated ratings (first vs repeat, clustered by item);
-        all other statistics use the first ratings only.
+        Statistic names from :data:`AGREEMENT_STATISTICS`, with options as text
+        (``"krippendorff_alpha:level=interval"``, ``"cohen_kappa:weights=quadratic"``,
+        ``"icc:form=ICC1"``; several as ``"name:key=value,key=value"``) or as
+        ``(name, {option: value})`` pairs; a mapping ``{label: spec}`` sets the labels
+        (:func:`~raterstats.agreement.specs.parse_statistics` reads them all). Options are
+        the keyword arguments of the function of that name. A statistic given with options
+        is labelled with them (``"krippendorff_alpha (level=interval)"``), so one statistic
+        can be computed with several options. Without options, the scale decides:
+        Krippendorff's level follows the scale's kind and the category domain is the
+        scale's levels. ``"intra_rater_agreement"`` is computed from each cell's repeated
+        ratings (first vs repeat, clustered by item); all other statistics use the first
+        ratings only.
     by : sequence of str
         Columns that split the ratings into cells (each must be a ``Ratings`` column:
         ``dimension``, ``design``, ``group``, ``system``, ``question``, ``rater_kind``).
@@ -272,9 +238,32 @@ def agreement(
         ``n_items_excluded`` (rated items that do not: a single rating, or incomplete),
         ``n_units`` (the same count of units, which are segments at sentence level),
         ``n_raters``, ``n_ratings`` (all ratings in the cell) and ``n_boot_valid``
-        (replicates where the statistic was defined). Cells absent from the data have
-        ``n_ratings = 0`` and NaN estimates. ``attrs`` record the interval method, seed,
-        statistic options and the reasons for undefined values.
+        (replicates where the statistic was defined); text variables ``options`` (the
+        options each statistic was computed with in each cell, defaults included, e.g.
+        ``"level=ordinal (from the ordinal scale)"``, ``"weights=identity"``,
+        ``"form=ICC(2,1)"``) and ``reason`` (why the estimate is NaN: the statistic does
+        not apply to the cell's data, e.g. Cohen's kappa with five raters, or it is
+        undefined there; empty when there is an estimate). Cells absent from the data have
+        ``n_ratings = 0``, NaN estimates and the reason ``"no ratings"``. ``attrs`` record
+        the interval method, seed, statistic options and the reasons for undefined values.
+
+    Raises
+    ------
+    AgreementUsageError
+        The call as a whole is wrong: an unknown statistic, option or option value, a
+        ``by`` column that does not exist, several dimensions or designs not split by
+        ``by``, a bad ``ci_prob``, ``n_boot`` or ``level``.
+
+    Warns
+    -----
+    NotApplicableWarning
+        Statistics that do not apply to some cells (their ``reason`` says why).
+    DegenerateAgreementWarning
+        Estimates that are undefined (NaN) for the cell's data.
+    ManyLevelsWarning
+        Statistics that treat the levels as unordered categories on an ordered scale with
+        more than :data:`~raterstats.agreement.specs.MAX_UNORDERED_LEVELS` levels (e.g.
+        0-100); the message suggests the ordinal / interval options.
 
     Notes
     -----
@@ -309,7 +298,7 @@ def agreement(
     >>> agreement_table(ds).columns[:5]
     ['statistic', 'dimension', 'design', 'estimate', 'ci_low']
     """
-    specs = _parse_statistics(statistics)
+    specs = parse_statistics(statistics)
     ci_prob = AGREEMENT_CONFIDENCE if ci_prob is None else ci_prob
     n_boot = N_BOOT if n_boot is None else n_boot
     problems = []
@@ -320,13 +309,13 @@ def agreement(
         problems.append(f"level must be 'item', 'segment' or None, not {level!r}")
     by = [by] if isinstance(by, str) else list(by)
     if problems:
-        raise AgreementInputError(problems)
+        raise AgreementUsageError(problems)
 
     scheme_key: str | None = None
     if isinstance(ratings, Mapping):
         bad = [k for k, v in ratings.items() if not is_ratings(v)]
         if bad or not ratings:
-            raise AgreementInputError(
+            raise AgreementUsageError(
                 [f"a mapping of schemes must map names to Ratings; not Ratings: {bad}"]
             )
         scheme_key = scheme_dim
@@ -341,6 +330,8 @@ def agreement(
     arrays = {v: np.full(shape, np.nan) for v in _VARIABLES}
     for v in _VARIABLES[3:]:
         arrays[v] = np.zeros(shape, dtype=np.int64)
+    texts = {v: np.full(shape, "", dtype=object) for v in _TEXTS}
+    texts["reason"][...] = "no ratings"
     unit_level = np.full(shape[1:], "", dtype=object)
     index = {k: {val: i for i, val in enumerate(vals)} for k, vals in coords.items()}
 
@@ -350,8 +341,7 @@ def agreement(
         else np.random.SeedSequence(int(random_seed.integers(2**63)))
     )
     cell_seeds = seed_seq.spawn(max(len(cells), 1))
-    undefined: list[str] = []
-    errors: list[str] = []
+    notes = _Notes()
 
     for (key, sub), cell_seed in zip(cells, cell_seeds, strict=False):
         pos = tuple(index[k][v] for k, v in zip(coords, key, strict=True))
@@ -361,21 +351,28 @@ def agreement(
             unit_level[pos] = "segment" if _is_segment(sub, level) else "item"
         else:
             unit_level[pos] = "unit"
-        for s, (label, name, opts) in enumerate(specs):
+        for s, stat in enumerate(specs):
             at = (s, *pos)
+            name = stat.name
             try:
                 coded, resamples, n_raters = cell.source(
                     "pairs" if name == "intra_rater_agreement" else "ratings"
                 )
-            except AgreementInputError as err:
-                errors.extend(p for p in err.problems if p not in errors)
-                continue
-            try:
+                opts, texts["options"][at] = resolve_options(stat, coded)
                 prepared = REGISTRY[name].prepare(coded, **opts)
             except AgreementInputError as err:
-                errors.extend(f"[{where}] {p}" for p in err.problems)
+                reason = _reason(err, name, cell.what)
+                texts["reason"][at] = reason
+                texts["options"][at] = texts["options"][at] or _options_text(stat, cell)
+                notes.inapplicable.append(f"{stat.label} [{where}]: {reason}")
+                _fill_counts(arrays, at, cell)
                 continue
-            est, reason = evaluate(prepared, coded)
+            many = coded.ordered and coded.n_categories > MAX_UNORDERED_LEVELS
+            if many and treats_levels_as_unordered(name, opts):
+                notes.many_levels.setdefault(stat.label, []).append(
+                    f"{where}: {coded.n_categories} levels"
+                )
+            est, why = evaluate(prepared, coded)
             usable = _usable_units(coded, name, opts)
             arrays["estimate"][at] = est
             arrays["n_units"][at] = int(usable.sum())
@@ -386,10 +383,12 @@ def agreement(
             )
             arrays["n_raters"][at] = n_raters
             arrays["n_ratings"][at] = int(coded.unit.shape[0])
+            texts["reason"][at] = ""
             if np.isnan(est):
                 if n_raters < 2 and name != "intra_rater_agreement":
-                    reason |= K.REASON_ONE_RATER
-                undefined.append(f"{label} [{where}]: {K.explain(reason or 1)}")
+                    why |= K.REASON_ONE_RATER
+                texts["reason"][at] = K.explain(why or 1)
+                notes.undefined.append(f"{stat.label} [{where}]: {texts['reason'][at]}")
             if resamples:
                 reps = bootstrap_replicates(prepared, coded, resamples)
                 ok = ~np.isnan(reps)
@@ -398,19 +397,14 @@ def agreement(
                     low, high = eti_np(reps[ok], float(ci_prob))
                     arrays["ci_low"][at] = float(low)
                     arrays["ci_high"][at] = float(high)
-    if errors:
-        raise AgreementInputError(errors)
-    if undefined:
-        warnings.warn(
-            "agreement: undefined (NaN) estimates:\n  " + "\n  ".join(undefined),
-            DegenerateAgreementWarning,
-            stacklevel=2,
-        )
+    notes.warn()
     data_vars: dict[str, Any] = {v: (dims, arrays[v]) for v in _VARIABLES}
     data_vars["unit_level"] = (dims[1:], unit_level.astype(str))
+    for v in _TEXTS:
+        data_vars[v] = (dims, texts[v].astype(str))
     ds = xr.Dataset(
         data_vars,
-        coords={"statistic": [s[0] for s in specs], **coords},
+        coords={"statistic": [stat.label for stat in specs], **coords},
         attrs={
             "interval": "percentile, item-level cluster bootstrap"
             if n_boot
@@ -419,15 +413,100 @@ def agreement(
             "n_boot": int(n_boot),
             "random_seed": "none" if random_seed is None else str(random_seed),
             "statistic_options": json.dumps(
-                {label: {"name": name, **opts} for label, name, opts in specs}, default=str
+                {stat.label: {"name": stat.name, **stat.options} for stat in specs},
+                default=_json_option,
             ),
-            "undefined": "\n".join(undefined),
+            "undefined": "\n".join(notes.undefined),
+            "not_applicable": "\n".join(notes.inapplicable),
         },
     )
     ds["estimate"].attrs["description"] = "point estimate on all data of the cell"
     ds["ci_low"].attrs["description"] = f"{ci_prob:.0%} percentile bootstrap lower bound"
     ds["ci_high"].attrs["description"] = f"{ci_prob:.0%} percentile bootstrap upper bound"
+    ds["options"].attrs["description"] = "the options the statistic was computed with"
+    ds["reason"].attrs["description"] = "why the estimate is NaN (empty when it is not)"
     return ds
+
+
+def _json_option(value: Any) -> Any:
+    """A weight matrix as nested lists in the ``statistic_options`` attribute."""
+    return np.asarray(value).tolist() if isinstance(value, np.ndarray) else str(value)
+
+
+def _reason(err: AgreementInputError, name: str, what: str) -> str:
+    """The problems of a statistic that does not apply, without the prefixes that repeat
+    the statistic's name or the cell (the row says both)."""
+    out = []
+    for problem in err.problems:
+        for prefix in (f"{name}: ", f"{what}: "):
+            problem = problem.removeprefix(prefix)
+        out.append(problem)
+    return "; ".join(out)
+
+
+def _options_text(stat: ParsedStatistic, cell: _Cell) -> str:
+    """The options of a statistic whose own data could not be encoded (intra-rater
+    agreement without repeats), stated from the cell's ratings."""
+    try:
+        coded, _, _ = cell.source("ratings")
+    except AgreementInputError:
+        return ""
+    return resolve_options(stat, coded)[1]
+
+
+def _fill_counts(arrays: dict[str, np.ndarray], at: tuple[int, ...], cell: _Cell) -> None:
+    """The counts of a row whose statistic does not apply: the cell's ratings and raters,
+    no item entering the statistic (every rated item excluded)."""
+    try:
+        coded, _, n_raters = cell.source("ratings")
+    except AgreementInputError:
+        if not is_ratings(cell.sub):
+            raise  # a matrix that cannot be read: nothing is computed from it
+        arrays["n_ratings"][at] = cell.sub.data.height
+        return
+    arrays["n_ratings"][at] = int(coded.unit.shape[0])
+    arrays["n_raters"][at] = n_raters
+    rated = coded.ratings_per_unit() > 0
+    arrays["n_items_excluded"][at] = int(np.unique(coded.cluster[rated]).shape[0])
+
+
+class _Notes:
+    """What :func:`agreement` warns about once, after every cell."""
+
+    def __init__(self) -> None:
+        self.undefined: list[str] = []
+        self.inapplicable: list[str] = []
+        self.many_levels: dict[str, list[str]] = {}
+
+    def warn(self) -> None:
+        if self.inapplicable:
+            warnings.warn(
+                "agreement: statistics that do not apply (NaN, with this reason in the "
+                "result's `reason`):\n  " + "\n  ".join(self.inapplicable),
+                NotApplicableWarning,
+                stacklevel=3,
+            )
+        if self.undefined:
+            warnings.warn(
+                "agreement: undefined (NaN) estimates:\n  " + "\n  ".join(self.undefined),
+                DegenerateAgreementWarning,
+                stacklevel=3,
+            )
+        if self.many_levels:
+            where = sorted({w for ws in self.many_levels.values() for w in ws})
+            names = list(self.many_levels)
+            verb = "treats" if len(names) == 1 else "treat"
+            warnings.warn(
+                f"agreement: {', '.join(names)} {verb} the levels of an ordered "
+                f"scale with more than {MAX_UNORDERED_LEVELS} levels ({'; '.join(where[:5])}"
+                f"{'; ...' if len(where) > 5 else ''}) as unordered categories: two ratings "
+                "one level apart disagree as much as the two ends of the scale. For ordered "
+                "ratings use krippendorff_alpha:level=interval (or level=ordinal), weights "
+                "(e.g. fleiss_kappa:weights=quadratic, cohen_kappa:weights=quadratic, "
+                "gwet_ac2), percent_agreement:tolerance=..., or icc.",
+                ManyLevelsWarning,
+                stacklevel=3,
+            )
 
 
 class _Cell:
@@ -510,8 +589,9 @@ def agreement_table(result: xr.Dataset) -> pl.DataFrame:
     polars.DataFrame
         Columns: ``statistic``, the ``by`` keys, ``estimate``, ``ci_low``, ``ci_high``,
         ``n_items``, ``n_items_excluded``, ``n_units``, ``n_raters``, ``n_ratings``,
-        ``n_boot_valid`` and ``unit_level``; cells without ratings are left out. The
-        numbers are those of the Dataset, not recomputed.
+        ``n_boot_valid``, ``unit_level``, ``options`` (what the statistic was computed with)
+        and ``reason`` (why the estimate is missing; empty when it is not); cells without
+        ratings are left out. The numbers are those of the Dataset, not recomputed.
 
     Examples
     --------
@@ -522,8 +602,8 @@ def agreement_table(result: xr.Dataset) -> pl.DataFrame:
     """
     keys = [str(d) for d in result["estimate"].dims]
     cols: dict[str, list[Any]] = {k: [] for k in keys}
-    values: dict[str, list[Any]] = {v: [] for v in _VARIABLES}
-    values["unit_level"] = []
+    values: dict[str, list[Any]] = {v: [] for v in (*_VARIABLES, "unit_level", *_TEXTS)}
+    texts = [v for v in _TEXTS if v in result]  # results saved before these variables
     coords = {k: result.coords[k].values.tolist() for k in keys}
     for combo in itertools.product(*(range(len(coords[k])) for k in keys)):
         at = dict(zip(keys, combo, strict=True))
@@ -536,12 +616,15 @@ def agreement_table(result: xr.Dataset) -> pl.DataFrame:
         values["unit_level"].append(
             str(result["unit_level"].isel({k: i for k, i in at.items() if k != "statistic"}).item())
         )
+        for v in texts:
+            values[v].append(str(result[v].isel(at).item()))
     schema: dict[str, Any] = dict.fromkeys(keys, pl.String)
     schema.update(dict.fromkeys(_VARIABLES[:3], pl.Float64))
     schema.update(dict.fromkeys(_VARIABLES[3:], pl.Int64))
     schema["unit_level"] = pl.String
+    schema.update(dict.fromkeys(texts, pl.String))
     frame = {k: [str(x) for x in cols[k]] for k in keys}
-    frame.update(values)
+    frame.update({k: v for k, v in values.items() if k in schema})
     return pl.DataFrame(frame, schema=schema)
 
 

@@ -49,7 +49,8 @@ def describe_error(err: BaseException) -> tuple[int, str] | None:
 
     Bad data (:class:`~raterstats.RatingsError`, ``ModelInputError``,
     ``AgreementInputError``) exit 1 with every problem listed; a bad study file, output
-    path, or a file that cannot be read or written exit 2.
+    path, a file that cannot be read or written, or an ``AgreementUsageError`` (an unknown
+    statistic or option) exit 2.
 
     Examples
     --------
@@ -61,10 +62,12 @@ def describe_error(err: BaseException) -> tuple[int, str] | None:
     >>> describe_error(ZeroDivisionError("x")) is None
     True
     """
-    from raterstats.agreement import AgreementInputError
+    from raterstats.agreement import AgreementInputError, AgreementUsageError
     from raterstats.cli.studyfile import StudyFileError
     from raterstats.models import ModelInputError
 
+    if isinstance(err, AgreementUsageError):  # an unknown statistic, option or by column
+        return 2, str(err)
     if isinstance(err, RatingsError | AgreementInputError):
         return 1, str(err)
     if isinstance(err, ModelInputError):

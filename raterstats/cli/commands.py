@@ -39,7 +39,6 @@ from raterstats.cli.study import (
 from raterstats.cli.studyfile import (
     check_choice,
     check_probability,
-    did_you_mean,
     fit_methods,
     parse_level_map,
     parse_pairs,
@@ -163,7 +162,9 @@ def agreement(
             "--statistic",
             "-m",
             help="Statistic (repeatable): percent_agreement, fleiss_kappa, randolph_kappa, "
-            "gwet_ac1, krippendorff_alpha, cohen_kappa, icc, ... (default: five common ones).",
+            "gwet_ac1, krippendorff_alpha, cohen_kappa, icc, ... (default: five common ones), "
+            "with its function's options as NAME:KEY=VALUE,KEY=VALUE, e.g. "
+            "krippendorff_alpha:level=interval, cohen_kappa:weights=quadratic, icc:form=ICC1.",
         ),
     ] = None,
     by: Annotated[
@@ -189,41 +190,86 @@ def agreement(
     """Classical agreement per dimension x design with item-bootstrap intervals.
 
     Prints a Markdown table, or JSON records with --json (statistic, cell,
-    estimate, ci_low, ci_high, counts); --csv also writes the table.
+    estimate, ci_low, ci_high, counts, the options used, and the reason where a
+    statistic does not apply); --csv also writes the table.
 
-    Example: raterstats agreement ratings.csv -s likert5 -m randolph_kappa --json
+    Example: raterstats agreement ratings.csv -s likert5 -m krippendorff_alpha:level=interval
     """
+    import warnings
+
     from raterstats.agreement import (
-        AGREEMENT_STATISTICS,
         DEFAULT_STATISTICS,
         AgreementInputError,
+        AgreementUsageError,
         agreement_table,
+        parse_statistics,
     )
     from raterstats.agreement import agreement as compute
 
     output(csv)
     s = data.to_study()
     stats = list(statistic or s.option("agreement", "statistics", None, DEFAULT_STATISTICS))
-    unknown = [x for x in stats if x not in AGREEMENT_STATISTICS]
-    if unknown:
-        hint = did_you_mean(unknown[0], list(AGREEMENT_STATISTICS))
-        raise fail(f"unknown statistic(s) {unknown}{hint}; known: {list(AGREEMENT_STATISTICS)}", 2)
+    try:
+        specs = parse_statistics(stats)
+    except AgreementUsageError as err:
+        raise fail(f"agreement: {err}", 2) from None
     ratings = load_ratings(s)
     cells = list(by or s.option("agreement", "by", None, ("dimension", "design")))
     replicates = int(s.option("agreement", "n_boot", n_boot, N_BOOT))
-    with spinner(f"agreement: {len(stats)} statistics, {replicates} bootstrap replicates"):
+    with (
+        spinner(f"agreement: {len(specs)} statistics, {replicates} bootstrap replicates"),
+        warnings.catch_warnings(record=True) as caught,
+    ):
+        warnings.simplefilter("always")
         try:
             ds = compute(
                 ratings,
-                stats,
+                specs,
                 by=cells,
                 n_boot=replicates,
                 ci_prob=float(s.option("agreement", "ci", ci, AGREEMENT_CONFIDENCE)),
                 random_seed=int(s.option("agreement", "seed", seed, RANDOM_SEED)),
             )
+        except AgreementUsageError as err:
+            raise fail(f"agreement: {err}", 2) from None
         except (AgreementInputError, ValueError, KeyError) as err:
             raise fail(f"agreement: {err}") from None
-    print_frame(agreement_table(ds), as_json=as_json, csv=csv)
+    table = agreement_table(ds)
+    print_frame(table, as_json=as_json, csv=csv)
+    for line in _agreement_messages(table, [w.message for w in caught]):
+        typer.echo(line, err=True)
+
+
+def _agreement_messages(table: Any, caught: list[Warning | str]) -> list[str]:
+    """The lines ``raterstats agreement`` prints on stderr below its table: a warning per
+    statistic that does not apply (or is undefined) in some cells, pointing to the
+    ``reason`` column, and every other warning the computation gave (e.g. a nominal
+    statistic on a scale with many levels), each ``agreement: warning: ...``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"statistic": ["cohen_kappa", "fleiss_kappa"], "reason": ["2 raters", ""]})
+    >>> _agreement_messages(t, [])
+    ['agreement: warning: cohen_kappa has no estimate in 1 of 1 cells; the reason column says why']
+    """
+    from raterstats.agreement import DegenerateAgreementWarning, NotApplicableWarning
+    from raterstats.formatting import visible_lines
+
+    lines = []
+    for label in dict.fromkeys(table.get_column("statistic").to_list()):
+        rows = table.filter(table.get_column("statistic") == label)
+        missing = int((rows.get_column("reason") != "").sum())
+        if missing:
+            lines.append(
+                f"agreement: warning: {label} has no estimate in {missing} of {rows.height} "
+                "cells; the reason column says why"
+            )
+    for message in caught:
+        if isinstance(message, NotApplicableWarning | DegenerateAgreementWarning):
+            continue  # summarised above, from the table
+        lines.append(f"agreement: warning: {str(message).removeprefix('agreement: ')}")
+    return [visible_lines(line) for line in lines]
 
 
 # ----------------------------------------------------------------------------- fit

@@ -298,10 +298,15 @@ def _exports() -> list[str]:
     return sorted(EXPORTS)
 
 
-def _statistics() -> list[str]:
-    from raterstats.agreement import AGREEMENT_STATISTICS
+def _statistics(value: Any) -> None:
+    """The statistics of ``[agreement]``, read as ``-m`` reads them (a usage error naming
+    the statistic, option and what is allowed)."""
+    from raterstats.agreement import AgreementUsageError, parse_statistics
 
-    return list(AGREEMENT_STATISTICS)
+    try:
+        parse_statistics(list(value))
+    except AgreementUsageError as err:
+        raise typer.BadParameter("; ".join(err.problems)) from None
 
 
 def _samplers() -> list[str]:
@@ -428,8 +433,9 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
     "agreement": {
         "statistics": Key(
             STRINGS,
-            "The statistics: names of `raterstats.agreement.AGREEMENT_STATISTICS`.",
-            _statistics,
+            "The statistics: names of `raterstats.agreement.AGREEMENT_STATISTICS`, with "
+            'options as for `-m`: `"krippendorff_alpha:level=interval"`.',
+            check=_statistics,
         ),
         "by": Key(STRINGS, "Split into cells by these columns."),
         "n_boot": Key(INTEGER, "Bootstrap replicates (0: no intervals).", minimum=0),

@@ -17,6 +17,7 @@ MODULES = [
     "raterstats.agreement.kernels.core",
     "raterstats.agreement.kernels.ranks",
     "raterstats.agreement.ranking",
+    "raterstats.agreement.specs",
     "raterstats.agreement.table",
 ]
 

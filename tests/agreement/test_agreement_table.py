@@ -15,6 +15,7 @@ from raterstats.agreement import (
     AGREEMENT_STATISTICS,
     AgreementInputError,
     DegenerateAgreementWarning,
+    NotApplicableWarning,
     agreement,
     agreement_table,
     fleiss_kappa,
@@ -155,8 +156,12 @@ def test_statistic_options_labels_and_errors(study):
     assert len(err.value.problems) == 2
     with pytest.raises(AgreementInputError, match="no 'shift' column"):
         agreement(study, ["fleiss_kappa"], by=["shift"], n_boot=0)
-    with pytest.raises(AgreementInputError, match="exactly two raters"):
-        agreement(study, ["cohen_kappa"], n_boot=0)
+    # issue 17: a statistic that does not apply is a reason in its rows, not an error
+    with pytest.warns(NotApplicableWarning, match="exactly two raters"):
+        ds = agreement(study, ["cohen_kappa", "fleiss_kappa"], n_boot=0)
+    assert np.all(np.isnan(ds["estimate"].sel(statistic="cohen_kappa").values))
+    assert np.all(np.isfinite(ds["estimate"].sel(statistic="fleiss_kappa").values))
+    assert "exactly two raters" in str(ds["reason"].sel(statistic="cohen_kappa")[0, 0].item())
     with pytest.raises(AgreementInputError, match="ci_prob"):
         agreement(study, ["fleiss_kappa"], ci_prob=1.5)
 
@@ -262,7 +267,7 @@ def test_intra_rater_agreement_per_cell(study):
                 intra_rater_agreement(cell)
             )
             assert at["estimate"].sel(
-                statistic="intra_rater_agreement[kind=kappa]"
+                statistic="intra_rater_agreement (kind=kappa)"
             ).item() == pytest.approx(intra_rater_agreement(cell, kind="kappa"))
             pairs = cell.repeat_pairs()
             intra = at.sel(statistic="intra_rater_agreement")
