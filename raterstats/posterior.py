@@ -408,7 +408,8 @@ def gold_check(dt: xr.DataTree, ratings: Any = None) -> xr.Dataset:
         ``overall_accuracy``, ``overall_log_loss`` and ``overall_majority_accuracy`` pool
         the dimensions. NaN where a dimension has no gold unit. Attributes: ``gold_used``
         (1 when gold clamped the labels), ``note`` (then: the check is not independent),
-        ``summary`` (one line for a person), ``model``, ``method``.
+        ``uncertainty_note`` (a fit by EM or MAP: :func:`point_estimate_note`), ``summary``
+        (one line for a person), ``model``, ``method``.
 
     Raises
     ------
@@ -488,6 +489,9 @@ def gold_check(dt: xr.DataTree, ratings: Any = None) -> xr.Dataset:
             "method": post.attrs.get("method", ""),
         },
     )
+    note = point_estimate_note(str(ds.attrs["method"]))
+    if note:
+        ds.attrs["uncertainty_note"] = note
     if used:
         ds.attrs["note"] = (
             "gold labels clamped the labels of the gold items (use_gold=True): accuracy 1 and "
@@ -495,6 +499,23 @@ def gold_check(dt: xr.DataTree, ratings: Any = None) -> xr.Dataset:
         )
     ds.attrs["summary"] = gold_check_summary(ds)
     return ds
+
+
+def point_estimate_note(method: str) -> str | None:
+    """What label probabilities from a point estimate (``method`` ``"em"`` or ``"map"``)
+    lack, for a result's ``uncertainty_note``; None for other methods.
+
+    Examples
+    --------
+    >>> point_estimate_note("nuts") is None, point_estimate_note("em")[:30]
+    (True, 'a point estimate (em): the lab')
+    """
+    if method not in ("em", "map"):
+        return None
+    return (
+        f"a point estimate ({method}): the label probabilities are conditional on the "
+        "estimated rater parameters, without their uncertainty, and tend to be overconfident"
+    )
 
 
 def gold_check_summary(check: xr.Dataset) -> str:
@@ -532,5 +553,6 @@ __all__ = [
     "gold_check_summary",
     "item_labels",
     "item_posterior",
+    "point_estimate_note",
     "rater_summary",
 ]

@@ -115,6 +115,7 @@ def test_gold_does_not_clamp_by_default_and_is_checked(em_fit, frame):
     assert 0.5 < float(check["overall_accuracy"]) < 1
     assert float(check["overall_accuracy"]) <= 1 - WRONG_GOLD / 60
     assert "gold not used in the fit" in check.attrs["summary"]
+    assert check.attrs["uncertainty_note"].startswith("a point estimate (em)")
 
 
 def test_gold_check_numbers_equal_a_direct_computation(em_fit, frame):
@@ -215,6 +216,7 @@ def test_item_labels_and_gold_check_of_a_nuts_fit(ratings, tmp_path):
     assert ((table["probability"] > 0.3) & (table["probability"] <= 1)).all()
     check = gold_check(dt)
     assert 0.5 < float(check["overall_accuracy"]) < 1
+    assert "uncertainty_note" not in check.attrs  # a posterior, not a point estimate
     dt.to_netcdf(tmp_path / "ds.nc")
     back = xr.open_datatree(tmp_path / "ds.nc")
     assert item_labels(back).equals(table)
@@ -327,6 +329,7 @@ def test_labels_command_end_to_end(gold_csv, tmp_path, em_fit):
     assert f"not the majority vote on {disagree} unit" in res.stdout
     acc = float(gold_check(em_fit)["overall_accuracy"])
     assert f"gold: 60 items, accuracy {acc:.2f}" in res.stdout
+    assert "labels: note: a point estimate (em)" in res.stderr
 
 
 def test_labels_from_a_saved_fit_and_json(gold_csv, tmp_path):

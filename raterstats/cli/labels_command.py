@@ -270,7 +270,7 @@ def labels(
 
     Example: raterstats labels ratings.csv --model mace --method em --out labels.csv
     """
-    from raterstats.posterior import item_labels
+    from raterstats.posterior import item_labels, point_estimate_note
 
     s = data.to_study()
     target = Path(s.option("labels", "out", out, "labels.csv"))
@@ -318,6 +318,9 @@ def labels(
             + "; its labels and probabilities are not to be trusted",
             err=True,
         )
+    note = point_estimate_note(str(dt.attrs.get("method")))
+    if note:
+        typer.echo(f"labels: note: {note}", err=True)
     if as_json:
         info = {"file": str(target), "fit": fitted, **summary, "gold": gold[1] if gold else None}
         typer.echo(json.dumps(info, indent=2, default=str))
