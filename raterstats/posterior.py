@@ -409,7 +409,8 @@ def gold_check(dt: xr.DataTree, ratings: Any = None) -> xr.Dataset:
         the dimensions. NaN where a dimension has no gold unit. Attributes: ``gold_used``
         (1 when gold clamped the labels), ``note`` (then: the check is not independent),
         ``uncertainty_note`` (a fit by EM or MAP: :func:`point_estimate_note`), ``summary``
-        (one line for a person), ``model``, ``method``.
+        (one line for a person), ``units`` (``"items"``, or ``"segments"`` for a fit of
+        segment ratings: what ``n_gold`` counts), ``model``, ``method``.
 
     Raises
     ------
@@ -487,6 +488,7 @@ def gold_check(dt: xr.DataTree, ratings: Any = None) -> xr.Dataset:
             "gold_used": used,
             "model": post.attrs.get("model", ""),
             "method": post.attrs.get("method", ""),
+            "units": "segments" if (post["unit_segment"].values != "").any() else "items",
         },
     )
     note = point_estimate_note(str(ds.attrs["method"]))
@@ -532,13 +534,14 @@ def gold_check_summary(check: xr.Dataset) -> str:
     'gold: 120 items, accuracy 0.83 (majority vote 0.80), log loss 0.41; gold not used in the fit'
     """
     n = int(check["overall_n_gold"])
+    units = check.attrs.get("units", "items")
     if check.attrs.get("gold_used"):
         return (
-            f"gold: {n} items clamped the labels (use_gold): accuracy "
+            f"gold: {n} {units} clamped the labels (use_gold): accuracy "
             f"{float(check['overall_accuracy']):.2f} by construction, not an independent check"
         )
     return (
-        f"gold: {n} items, accuracy {float(check['overall_accuracy']):.2f} (majority vote "
+        f"gold: {n} {units}, accuracy {float(check['overall_accuracy']):.2f} (majority vote "
         f"{float(check['overall_majority_accuracy']):.2f}), log loss "
         f"{float(check['overall_log_loss']):.2f}; gold not used in the fit"
     )

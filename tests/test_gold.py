@@ -190,6 +190,25 @@ def test_item_labels_of_an_em_fit_with_the_users_ids(em_fit, frame):
     assert (table["gold_match"] == (table["label"] == table["gold"])).all()
 
 
+def test_segment_units_keep_the_users_ids(frame):
+    """issue 17: a fit of segment ratings gives one row per (item, segment), with the ids as
+    they are beside the unit id, and the check counts segments."""
+    seg = pl.concat([frame.with_columns(pl.lit(s).alias("segment")) for s in ("s1", "s:2")]).select(
+        "item", "segment", "rater", "dimension", "rating", "gold"
+    )
+    dt = MACE().fit(ratings_of(seg), method="em", random_seed=1)
+    table = item_labels(dt)
+    assert table.height == 120
+    row = table.filter((pl.col("item") == "x::y") & (pl.col("segment") == "s:2")).row(0, named=True)
+    assert (
+        row["unit"] == "x\\:\\:y::s:2"
+        and row["gold"] == frame.filter(pl.col("item") == "x::y")["gold"][0]
+    )
+    check = gold_check(dt)
+    assert check.attrs["units"] == "segments" and int(check["overall_n_gold"]) == 120
+    assert check.attrs["summary"].startswith("gold: 120 segments, accuracy")
+
+
 def test_majority_ties_are_stated():
     """issue 17: a tied majority vote is stated, never broken silently."""
     frame = pl.DataFrame(
