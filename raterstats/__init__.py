@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from raterstats.exports import read_label_studio, read_mturk, read_survey
 from raterstats.ingest import Problem, RatingsError, read_ratings
 from raterstats.models import MACE, DawidSkene, LengthEffect, OrdinalRaters
-from raterstats.posterior import item_posterior, rater_summary
+from raterstats.posterior import gold_check, item_labels, item_posterior, rater_summary
 from raterstats.ratings import Exclusion, Ratings, RatingsSummary, concat_ratings
 from raterstats.report import methods_paragraph, report  # eager: the module shares a name
 from raterstats.scales import (
@@ -87,6 +87,8 @@ __all__ = [
     "compare_designs",
     "concat_ratings",
     "diagnose",
+    "gold_check",
+    "item_labels",
     "item_posterior",
     "methods_paragraph",
     "partial_annotation",

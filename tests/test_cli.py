@@ -83,7 +83,7 @@ def test_console_script_entry_point():
 
 # ----------------------------------------------------------------------------- the new commands
 
-COMMANDS = ("demo", "validate", "agreement", "fit", "rank", "designs", "report")
+COMMANDS = ("demo", "validate", "agreement", "fit", "labels", "rank", "designs", "report")
 
 
 def _registered() -> list[str]:
@@ -277,7 +277,7 @@ def test_study_file_errors_are_reported(tmp_path):
 def test_bad_data_fails_every_data_command_with_the_problem_list(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("item,rater,rating\na,,1\nb,y,9\nc,z,2\n")
-    for cmd in ("validate", "agreement", "fit"):
+    for cmd in ("validate", "agreement", "fit", "labels"):
         res = runner.invoke(app, [cmd, str(path), "-s", "likert5"])
         assert res.exit_code == 1, (cmd, res.output)
         assert "2 problems in ratings" in res.output
@@ -518,7 +518,7 @@ def test_the_data_options_are_one_definition_shared_by_every_data_command():
 
     assert tuple(f.name for f in fields(DataOptions)) == DATA_OPTIONS
     reference = _params("validate")
-    for cmd in ("validate", "agreement", "fit", "rank"):
+    for cmd in ("validate", "agreement", "fit", "labels", "rank"):  # issue 17: labels too
         params = _params(cmd)
         assert list(params)[: len(DATA_OPTIONS)] == list(DATA_OPTIONS), cmd
         for name in DATA_OPTIONS:
@@ -554,7 +554,7 @@ def test_help_lists_the_registered_models_and_the_defaults():
     assert f"{ci_prob():g}" in help_of("rank", "ci") and f"{ci_prob():g}" in help_of(
         "designs", "ci"
     )
-    for cmd in ("agreement", "fit", "rank", "designs"):
+    for cmd in ("agreement", "fit", "labels", "rank", "designs"):
         assert f"default {RANDOM_SEED}" in help_of(cmd, "seed")
 
 

@@ -25,6 +25,7 @@ study file is checked (:data:`raterstats.cli.studyfile.STUDY_FILE`). A study fil
     [fit]                           # defaults of `raterstats fit`
     model = "mace"
     draws = 1000
+    use_gold = false                # true: gold labels clamp the labels (default: a check)
 
     [rank]                          # also [designs]: defaults of those commands
     score_map = "yes_partially_no"
@@ -36,18 +37,21 @@ Examples::
         --scale likert5
     raterstats agreement --study study.toml --json
     raterstats fit --study study.toml --model mace --method em --out fit.nc
+    raterstats labels --study study.toml --model mace --method em --out labels.csv
     raterstats rank --study study.toml --fit fit.nc --json
     raterstats report raterstats-report --fit MACE=fit.nc
 
 Modules: :mod:`~raterstats.cli.app` (the Typer app and its output),
 :mod:`~raterstats.cli.study` (the data options, defined once, and the study file),
 :mod:`~raterstats.cli.studyfile` (the study file's schema and the option forms),
-:mod:`~raterstats.cli.commands` (the commands); ``python -m raterstats.cli`` runs it.
+:mod:`~raterstats.cli.commands` (the commands), :mod:`~raterstats.cli.labels_command`
+(``labels`` and the gold lines of ``fit``); ``python -m raterstats.cli`` runs it.
 Exit status: 0 done, 1 bad data (every problem listed), 2 bad usage, 130 interrupted; an
 unexpected error is one line (``RATERSTATS_DEBUG=1`` shows its traceback).
 """
 
 from raterstats.cli import commands as commands  # registers the commands on `app`
+from raterstats.cli import labels_command as labels_command  # registers `labels`
 from raterstats.cli.app import app
 
 

@@ -139,6 +139,16 @@ SeedOpt = Annotated[
     int | None, typer.Option("--seed", min=0, help=f"Random seed (default {RANDOM_SEED}).")
 ]
 
+#: ``--use-gold``: gold labels clamp a latent-class model's labels (default: they are a check)
+UseGoldOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--use-gold/--no-use-gold",
+        help="Clamp the latent labels of items with a gold label (default: no; gold is then "
+        "a check: accuracy and log loss against it are printed).",
+    ),
+]
+
 
 #: ``--ci``: the probability of posterior intervals (default :func:`raterstats.defaults.ci_prob`)
 CiOpt = Annotated[
@@ -273,6 +283,7 @@ __all__ = [
     "JsonOpt",
     "RaterstatsGroup",
     "SeedOpt",
+    "UseGoldOpt",
     "app",
     "console",
     "describe_error",

@@ -21,6 +21,7 @@ from raterstats.cli.app import (
     CsvOpt,
     JsonOpt,
     SeedOpt,
+    UseGoldOpt,
     app,
     fail,
     open_fit,
@@ -301,6 +302,7 @@ def fit(
         list[str] | None,
         typer.Option("--option", "-O", help="Model option KEY=VALUE, e.g. hierarchical=false."),
     ] = None,
+    use_gold: UseGoldOpt = None,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="netCDF file to write (fit.nc).")
     ] = None,
@@ -310,9 +312,12 @@ def fit(
 
     The file reloads with xarray.open_datatree and is analysed like a fresh fit;
     its attrs hold the model, priors, sampler settings, seed and data fingerprint.
+    Gold labels in the ratings clamp the model's labels only with --use-gold; otherwise
+    the labels' accuracy and log loss against them are printed.
 
     Example: raterstats fit ratings.csv -s yes-partially-no --model mace --method em --out fit.nc
     """
+    from raterstats.cli.labels_command import apply_use_gold, echo_gold, gold_report
     from raterstats.models import ModelInputError, model_class
 
     s = data.to_study()
@@ -325,6 +330,7 @@ def fit(
         raise fail(str(err), 2) from None
     options = dict(s.option("fit", "options", None, {}))
     options.update({k: parse_value(v) for k, v in parse_pairs(option, "--option").items()})
+    apply_use_gold(cls, options, s.option("fit", "use_gold", use_gold, None), "fit")
     try:
         spec = cls(**options)
     except (TypeError, ValueError) as err:
@@ -352,6 +358,9 @@ def fit(
     info = {"file": str(target), **{k: dt.attrs[k] for k in dt.attrs}}
     if "diverging" in dt["sample_stats"].data_vars:
         info["divergences"] = int(dt["sample_stats"]["diverging"].sum())
+    gold = gold_report(dt, ratings)  # gold labels are a check unless --use-gold
+    if gold is not None:
+        info["gold_check"] = gold[1]
     if as_json:
         typer.echo(json.dumps(info, indent=2, default=str))
     else:
@@ -359,6 +368,8 @@ def fit(
             f"{info['model']} fitted by {info['method']} in {float(info['fit_seconds']):.1f} s; "
             f"written to {target}"
         )
+        if gold is not None:
+            echo_gold("fit", *gold)
 
 
 # ----------------------------------------------------------------------------- rank

@@ -156,7 +156,7 @@ StudyOpt = Annotated[
         "--study",
         "-S",
         help="TOML study file with data, \\[columns], scale, \\[filter], collapse and "
-        "per-command defaults (\\[agreement], \\[fit], \\[rank], \\[designs]).",
+        "per-command defaults (\\[agreement], \\[fit], \\[labels], \\[rank], \\[designs]).",
     ),
 ]
 SourceArg = Annotated[

@@ -263,6 +263,7 @@ STRING = Kind("a string", _is_str)
 PATH = Kind("a path (relative to the study file)", lambda v: isinstance(v, str) and v != "")
 INTEGER = Kind("an integer", _is_int)
 NUMBER = Kind("a number", lambda v: _is_int(v) or isinstance(v, float))
+BOOLEAN = Kind("true or false", lambda v: isinstance(v, bool))
 STRINGS = Kind("a list of strings", lambda v: isinstance(v, list) and all(map(_is_str, v)))
 TABLE = Kind("a table", lambda v: isinstance(v, dict))
 STRING_TABLE = Kind(
@@ -393,6 +394,10 @@ def _filters(value: Mapping[str, Any]) -> None:
 TOP = ""
 _CI = "Interval probability, between 0 and 1."
 _SEED = "Random seed."
+_USE_GOLD = (
+    "Clamp the latent labels of items with a gold label (default false: gold is a check of "
+    "the labels, not data)."
+)
 
 #: every table of the study file, its keys, their types, allowed values and meaning
 STUDY_FILE: dict[str, dict[str, Key]] = {
@@ -427,6 +432,7 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
         ),
         "agreement": Key(TABLE, "Defaults of `raterstats agreement`."),
         "fit": Key(TABLE, "Defaults of `raterstats fit`."),
+        "labels": Key(TABLE, "Defaults of `raterstats labels`."),
         "rank": Key(TABLE, "Defaults of `raterstats rank`."),
         "designs": Key(TABLE, "Defaults of `raterstats designs`."),
     },
@@ -453,7 +459,22 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
         "chains": Key(INTEGER, "Chains.", minimum=1),
         "seed": Key(INTEGER, _SEED, minimum=0),
         "options": Key(TABLE, "Model options, e.g. `{ hierarchical = false }`."),
+        "use_gold": Key(BOOLEAN, _USE_GOLD),
         "out": Key(PATH, "The netCDF file to write."),
+    },
+    "labels": {
+        "model": Key(
+            STRING, "The model: one with item labels (`raterstats labels --help`).", check=_model
+        ),
+        "method": Key(STRING, "How to fit it (`raterstats labels --help`).", fit_methods),
+        "draws": Key(INTEGER, "Draws per chain.", minimum=1),
+        "tune": Key(INTEGER, "Tuning steps per chain.", minimum=1),
+        "chains": Key(INTEGER, "Chains.", minimum=1),
+        "seed": Key(INTEGER, _SEED, minimum=0),
+        "options": Key(TABLE, 'Model options, e.g. `{ pooling = "partial" }`.'),
+        "use_gold": Key(BOOLEAN, _USE_GOLD),
+        "fit": Key(PATH, "Labels from this fit (written by `raterstats fit`) instead of fitting."),
+        "out": Key(PATH, "The CSV file to write."),
     },
     "rank": {
         "fit": Key(PATH, "Rank from this fit (written by `raterstats fit`)."),

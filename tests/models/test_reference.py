@@ -30,7 +30,8 @@ from raterstats.simulate import archehr_like_study
 
 @pytest.fixture(scope="module")
 def design_gold():
-    """Ratings with a design factor and a gold label, so that every index path counts."""
+    """Ratings with a design factor and a gold label, so that every index path counts (the
+    tests clamp it: use_gold=True; issue 17 made False the default)."""
     s = archehr_like_study(n_cases=3, n_systems=6, random_seed=11)
     frame = s.ratings.data.with_columns(
         pl.when(pl.col("rater") < "a10")
@@ -55,7 +56,7 @@ def _random_table(data, lay, rng, S=None):
 
 
 def test_pattern_loglik_grad_equals_the_reference(design_gold):
-    data = MACE().prepare(design_gold)
+    data = MACE(use_gold=True).prepare(design_gold)
     assert data.gold_used
     lay = table_layout(data, data.p_cell)
     rng = np.random.default_rng(0)
@@ -76,7 +77,7 @@ def test_pattern_loglik_grad_equals_the_reference(design_gold):
 
 
 def test_estep_equals_the_pattern_log_joint(design_gold):
-    data = MACE().prepare(design_gold)
+    data = MACE(use_gold=True).prepare(design_gold)
     lay = table_layout(data, data.p_cell)
     T, log_prior = _random_table(data, lay, np.random.default_rng(1))
     q = np.empty((lay.n_patterns, data.K))
@@ -89,7 +90,7 @@ def test_estep_equals_the_pattern_log_joint(design_gold):
 
 
 def test_pattern_posterior_draws_equals_the_reference(design_gold):
-    data = MACE().prepare(design_gold)
+    data = MACE(use_gold=True).prepare(design_gold)
     lay = table_layout(data, data.p_cell)
     T, log_prior = _random_table(data, lay, np.random.default_rng(2), S=4)
     prob, ll = np.zeros((lay.n_patterns, data.K)), np.empty((4, lay.n_patterns))
@@ -103,7 +104,7 @@ def test_pattern_posterior_draws_equals_the_reference(design_gold):
 
 
 def test_em_kernels_equal_the_reference(design_gold):
-    data = MACE().prepare(design_gold)
+    data = MACE(use_gold=True).prepare(design_gold)
     lay = table_layout(data, data.p_cell)
     T, log_prior = _random_table(data, lay, np.random.default_rng(3))
     args = (T, log_prior, lay.p_e, lay.p_start, lay.pattern_dim, lay.pattern_w, lay.mask)
@@ -125,7 +126,7 @@ def test_simplex_backward_equals_the_reference():
 
 
 def test_mace_em_table_is_the_reference_table_at_point_values(design_gold):
-    data = MACE().prepare(design_gold)
+    data = MACE(use_gold=True).prepare(design_gold)
     lay = table_layout(data, data.p_cell)
     R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
     rng = np.random.default_rng(5)
@@ -161,7 +162,9 @@ def test_compiled_likelihood_equals_the_reference(label, factory, design_gold):
     reference at the density's constrained values, and whose gradient must equal the
     reference's directional derivatives (central differences)."""
     m = factory()
+    m = type(m)(priors=m.priors, **{**m.options, "use_gold": True})  # gold clamps: ask for it
     data = m.prepare(design_gold)
+    assert data.gold_used
     dens = m.density(data)
     assert dens is not None
     mace = label.startswith("mace")

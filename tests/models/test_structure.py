@@ -221,6 +221,7 @@ def test_compiled_density_equals_pymc_logp_and_gradient(label, factory):
     frame = frame.select("item", "rater", "dimension", "design", "rating", "gold")
     r = read_ratings(frame, scale=s.ratings.scales)
     m = factory()
+    m = type(m)(priors=m.priors, **{**m.options, "use_gold": True})  # gold clamps: ask for it
     data = m.prepare(r)
     assert data.gold_used
     dens = m.density(data)
@@ -303,13 +304,16 @@ def test_gold_clamps_the_latent_label(one_dim):
     ).select("item", "rater", "dimension", "rating", "gold")
     r = read_ratings(frame, scale=one_dim.scales)
     code = r.scale_for("answers_question").code_of("no")
-    dt = MACE().fit(r, method="em", random_seed=1)
+    dt = MACE(use_gold=True).fit(r, method="em", random_seed=1)
     from raterstats import item_posterior
 
     p = item_posterior(dt).sel(item=item, dimension="answers_question")
     assert float(p["prob"].sel(category=code)) == 1.0
-    free = MACE(use_gold=False).fit(r, method="em", random_seed=1)
+    free = MACE().fit(r, method="em", random_seed=1)  # issue 17: gold is not used by default
     assert float(item_posterior(free)["prob"].sel(item=item).isel(dimension=0).max()) < 1.0
+    assert free.attrs["options"] == MACE().fit(r, method="em", random_seed=1).attrs["options"]
+    assert free["constant_data"].attrs["gold_used"] == 0
+    assert int(free["constant_data"]["gold"].sel(unit=0)) == code  # kept as a check
 
 
 def test_model_from_datatree_recreates_the_specification(one_dim):

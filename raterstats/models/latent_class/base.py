@@ -43,7 +43,7 @@ class LatentClassModel(Model):
 
     name = "latent_class"
     abstract = True
-    default_options: ClassVar[dict[str, Any]] = {"repeats": "include", "use_gold": True}
+    default_options: ClassVar[dict[str, Any]] = {"repeats": "include", "use_gold": False}
     methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi", "em")
     param_names: ClassVar[tuple[str, ...]] = ("prevalence",)
     #: pattern ratings x classes x draws evaluated at once by the NumPy paths

@@ -55,9 +55,13 @@ class LatentClassData:
 
     Per rating (sorted by unit): ``unit``, ``rater``, ``dim``, ``design``, ``code`` (and
     the derived ``cell``); per unit: ``unit_ids``, ``unit_item``, ``unit_segment``,
-    ``unit_dim``, ``unit_gold`` (-1: none), ``unit_pattern`` and, when the ratings name
-    them, ``unit_system`` and ``unit_question`` (``""`` where they had none; None for a
-    fit saved before they were stored); per pattern: ``pattern_count``, ``pattern_dim``,
+    ``unit_dim``, ``unit_gold`` (the gold code that clamps the unit's label; -1: none, and
+    -1 everywhere unless ``use_gold``), ``unit_pattern`` and, when the ratings name them,
+    ``unit_system`` and ``unit_question`` (``""`` where they had none; None for a fit
+    saved before they were stored), ``unit_gold_data`` (the gold code the ratings give the
+    unit, -1: none, whether it clamps the label or not: a check, not data of the
+    likelihood; None when the ratings have no gold column or the fit was saved before it
+    was stored); per pattern: ``pattern_count``, ``pattern_dim``,
     ``pattern_gold`` and the ratings of one representative unit (``p_*`` arrays, sorted by
     pattern, and the derived ``p_cell``). Cells index the full rater x dimension x design
     grid, row-major (:meth:`cell_of`).
@@ -91,6 +95,7 @@ class LatentClassData:
     gold_used: bool
     unit_system: tuple[str, ...] | None = None
     unit_question: tuple[str, ...] | None = None
+    unit_gold_data: np.ndarray | None = None
 
     @property
     def n_units(self) -> int:
@@ -188,7 +193,9 @@ class LatentClassData:
         """``observed_data`` and ``constant_data``: everything needed to recompute item
         posteriors, log-likelihoods and system scores from a saved fit (``unit_system``
         and ``unit_question`` hold the system and question of each unit, ``""`` where the
-        ratings had none)."""
+        ratings had none; ``gold`` the gold code of each unit, -1: none, when the ratings
+        have a gold column, stored whether or not it clamps the labels: ``unit_gold`` and
+        the attribute ``gold_used`` say whether it did)."""
         K = self.K
         labels = np.full((len(self.dimensions), K), "", dtype=object)
         for d, cats in enumerate(self.categories):
@@ -207,6 +214,8 @@ class LatentClassData:
             )
             if values is not None
         }
+        if self.unit_gold_data is not None:
+            per_unit["gold"] = (("unit",), self.unit_gold_data.astype(np.int16))
         observed = xr.Dataset(
             {"rating": (("obs",), self.code.astype(np.int16))},
             coords={"obs": np.arange(self.n_ratings)},
@@ -238,9 +247,15 @@ class LatentClassData:
 
 
 def prepare_latent_class(
-    ratings: Ratings, *, repeats: str = "include", use_gold: bool = True
+    ratings: Ratings, *, repeats: str = "include", use_gold: bool = False
 ) -> LatentClassData:
     """Check categorical ratings and build the :class:`LatentClassData` layout.
+
+    Gold labels (a ``gold`` column) are read and checked (one gold label per unit, a level
+    of its scale) whether or not they are used: ``use_gold=True`` clamps the true label of
+    the units that have one; by default (False) they stay out of the likelihood and are
+    kept as ``unit_gold_data``, to check the fit against
+    (:func:`raterstats.posterior.gold_check`).
 
     ``repeats="include"`` (the models' default) keeps every rating, however many times a
     rater rated a unit (``repeat_index`` 0, 1, 2, ...): each is one more observation from
@@ -281,7 +296,7 @@ def prepare_latent_class(
     categories = tuple(tuple(format_level(v) for v in scales[d].levels) for d in dims)
     n_cat = np.array([len(c) for c in categories], dtype=np.int64)
 
-    gold_col = S.GOLD in data.columns and use_gold
+    gold_col = S.GOLD in data.columns
     seg = pl.col(S.SEGMENT).fill_null("")
     frame = data.select(
         pl.col(S.ITEM).cast(pl.String),
@@ -330,6 +345,10 @@ def prepare_latent_class(
             raise ModelInputError(
                 bad[:20] + ([f"... {len(bad) - 20} more"] if len(bad) > 20 else [])
             )
+
+    gold_data = unit_gold.copy() if gold_col else None
+    if not use_gold:
+        unit_gold = np.full(units.height, -1, dtype=np.int64)
 
     unit = frame.get_column("_unit").to_numpy().astype(np.int64)
     rater = frame.get_column("_rater").to_numpy()
@@ -406,9 +425,10 @@ def prepare_latent_class(
         p_design=design[sel],
         p_code=code[sel],
         repeats=repeats,
-        gold_used=bool(gold_col and (unit_gold >= 0).any()),
+        gold_used=bool(use_gold and (unit_gold >= 0).any()),
         unit_system=tuple(systems.get(it, "") for it in items),
         unit_question=tuple(questions.get(it, "") for it in items),
+        unit_gold_data=gold_data,
     )
 
 
@@ -506,6 +526,7 @@ def data_from_groups(const: xr.Dataset, observed: xr.Dataset) -> LatentClassData
         gold_used=bool(const.attrs.get("gold_used", 0)),
         unit_system=_unit_strings(const, "unit_system"),
         unit_question=_unit_strings(const, "unit_question"),
+        unit_gold_data=const["gold"].values.astype(np.int64) if "gold" in const else None,
     )
 
 

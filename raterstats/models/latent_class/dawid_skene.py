@@ -82,7 +82,9 @@ class DawidSkene(LatentClassModel):
     repeats : {"include", "exclude"}
         Use repeated ratings as further observations (default) or first ratings only.
     use_gold : bool
-        Clamp the true label of units with a ``gold`` label (default True).
+        Clamp the true label of units with a ``gold`` label (default False: gold labels
+        are kept beside the fit as a check, :func:`raterstats.posterior.gold_check`, and
+        do not enter the likelihood; True makes them known labels).
     centred : bool, optional
         ``pooling="partial"``: sample every error logit centred (True) or non-centred
         (False). Default (None): per rater x dimension x design cell and kind of error,
@@ -138,7 +140,7 @@ class DawidSkene(LatentClassModel):
         "pooling": "unpooled",
         "rater_prior": None,
         "repeats": "include",
-        "use_gold": True,
+        "use_gold": False,
         "centred": None,
         "spread": "dimension",
     }

@@ -84,7 +84,9 @@ class MACE(LatentClassModel):
         Use repeated ratings of a unit by the same rater as further observations (default) or
         only first ratings.
     use_gold : bool
-        Clamp the true label of units with a ``gold`` label (default True).
+        Clamp the true label of units with a ``gold`` label (default False: gold labels
+        are kept beside the fit as a check, :func:`raterstats.posterior.gold_check`, and
+        do not enter the likelihood; True makes them known labels).
     priors : mapping, optional
         Override by name: ``competence`` (flat; Beta, default Beta(0.5, 0.5)), ``spam``
         (Dirichlet concentration of each rater's spam distribution, default 10),
@@ -131,7 +133,7 @@ class MACE(LatentClassModel):
         "hierarchical": None,
         "centred": None,
         "repeats": "include",
-        "use_gold": True,
+        "use_gold": False,
     }
     param_names: ClassVar[tuple[str, ...]] = ("competence", "spam", "prevalence")
 

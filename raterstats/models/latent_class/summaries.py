@@ -96,7 +96,14 @@ def item_posterior(
     n_ratings = np.zeros((n_i, n_d), dtype=np.int64)
     n_ratings[item_idx, unit_dim] = n_rat_u
     gold = np.full((n_i, n_d), -1, dtype=np.int64)
-    gold[item_idx, unit_dim] = const["unit_gold"].values.astype(np.int64)
+    # the gold labels of the ratings, clamped or not (fits saved before they were stored
+    # whatever use_gold: the clamped ones only)
+    gold_var = "gold" if "gold" in const else "unit_gold"
+    gold[item_idx, unit_dim] = const[gold_var].values.astype(np.int64)
+    code = np.asarray(dt["observed_data"]["rating"].to_numpy(), dtype=np.int64)
+    votes_u = np.bincount(obs_unit * K + code, minlength=prob_u.shape[0] * K)
+    votes = np.zeros((n_i, n_d, K), dtype=np.int64)
+    votes[item_idx, unit_dim] = votes_u.reshape(-1, K)
     ds = xr.Dataset(
         {
             "prob": (("item", "dimension", "category"), prob),
@@ -106,6 +113,7 @@ def item_posterior(
             "map_prob": (("item", "dimension"), map_prob),
             "n_ratings": (("item", "dimension"), n_ratings),
             "gold": (("item", "dimension"), gold),
+            "votes": (("item", "dimension", "category"), votes),
         },
         coords={
             "item": uniq,
@@ -116,7 +124,14 @@ def item_posterior(
             "category_label": (("dimension", "category"), labels),
             "n_categories": ("dimension", n_cat),
         },
-        attrs={"model": dt.attrs.get("model", ""), "method": dt.attrs.get("method", "")},
+        attrs={
+            "model": dt.attrs.get("model", ""),
+            "method": dt.attrs.get("method", ""),
+            "gold_used": int(const.attrs.get("gold_used", 0)),
+            # whether ``gold`` holds the ratings' gold labels (0: the ratings had no gold
+            # column, or an old fit that kept unclamped gold out)
+            "gold_stored": int(gold_var == "gold" or bool(const.attrs.get("gold_used", 0))),
+        },
     )
     if coverage is not None:
         if not 0 < coverage <= 1:
