@@ -415,7 +415,7 @@ def rank_heatmap(ds: xr.Dataset, *, title: str | None = None) -> Figure:
         ticks = np.arange(0, n_sys, step)
         ax.set_xticks(ticks, [ranks[i] for i in ticks], fontsize=TICK_PT)
         ax.set_xlabel("rank", fontsize=LABEL_PT)
-        ax.set_title(_wrap(names[k], panel_w, LABEL_PT), fontsize=LABEL_PT)
+        ax.set_title(_wrap(names[k], panel_w - 0.15, LABEL_PT), fontsize=LABEL_PT)
         if annotate:
             for i in range(n_sys):
                 for j in range(n_sys):
@@ -488,7 +488,7 @@ def scores_by_design(ds: xr.Dataset, *, title: str | None = None) -> Figure:
             err = np.vstack([m - lo, hi - m])
             handles.append(ax.errorbar(xs, m, yerr=err, fmt="o", capsize=3))
         _category_axis(ax, systems, slot)
-        ax.set_title(_wrap(plot_text(str(dim)), panel_w, LABEL_PT), fontsize=LABEL_PT)
+        ax.set_title(_wrap(plot_text(str(dim)), panel_w - 0.65, LABEL_PT), fontsize=LABEL_PT)
         if j % cols == 0:
             ax.set_ylabel("score", fontsize=LABEL_PT)
     if legend:
@@ -581,7 +581,7 @@ def rater_forest(
         ax.set_ylim(n_r - 0.5, -0.5)
         _numeric_ticks(ax, "x", panel_w - 0.2)
         ax.set_xlabel(plot_text(var.replace("_", " ")), fontsize=LABEL_PT)
-        ax.set_title(_wrap(names[k], panel_w, LABEL_PT), fontsize=LABEL_PT)
+        ax.set_title(_wrap(names[k], panel_w - 0.1, LABEL_PT), fontsize=LABEL_PT)
         ax.grid(axis="x", linewidth=0.4, alpha=0.5)
     if hues:
         _fig_legend(fig, handles, hues, ncols)
@@ -632,7 +632,7 @@ def partial_annotation_curves(
             ax.fill_between(k, ds[f"{var}_low"].sel(dimension=dim).values,
                             ds[f"{var}_high"].sel(dimension=dim).values, alpha=0.2)  # fmt: skip
         ax.set_xlabel("sentences per answer (k)", fontsize=LABEL_PT)
-        ax.set_title(_wrap(label, panel_w, LABEL_PT), fontsize=LABEL_PT)
+        ax.set_title(_wrap(label, panel_w - 0.6, LABEL_PT), fontsize=LABEL_PT)
         _numeric_ticks(ax, "x", panel_w - 0.5)
     if projection is not None:
         ax = axes[-1]
@@ -644,7 +644,8 @@ def partial_annotation_curves(
             ax.plot(mean["k"].values, mean.sel(dimension=dim).values, marker="s")
         ax.set_xlabel("sentences per answer (k)", fontsize=LABEL_PT)
         ax.set_title(
-            _wrap("model-based reliability (1 rater)", panel_w, LABEL_PT), fontsize=LABEL_PT
+            _wrap("model-based reliability (1 rater)", panel_w - 0.6, LABEL_PT),
+            fontsize=LABEL_PT,
         )
         _numeric_ticks(ax, "x", panel_w - 0.5)
     _fig_legend(fig, handles, labels, ncols)
@@ -710,7 +711,7 @@ def budget_curve(
             val = budget[on].sel(dimension=dim, design=des, k=k).values
             handles += ax.plot(cost, val, marker="o", markersize=3)
         ax.set_xlabel("rater hours", fontsize=LABEL_PT)
-        ax.set_title(_wrap(plot_text(str(dim)), panel_w, LABEL_PT), fontsize=LABEL_PT)
+        ax.set_title(_wrap(plot_text(str(dim)), panel_w - 0.6, LABEL_PT), fontsize=LABEL_PT)
         _numeric_ticks(ax, "x", panel_w - 0.5)
         if j % cols == 0:
             ax.set_ylabel(ylabel, fontsize=LABEL_PT)

@@ -38,8 +38,10 @@ from raterstats.plots import (
     MAX_COLUMNS,
     TICK_PT,
     agreement_bars,
+    budget_curve,
     effective_text_pt,
     min_font_size,
+    partial_annotation_curves,
     rank_heatmap,
     rater_forest,
     save_figure,
@@ -446,10 +448,56 @@ def write_shaped_report(shape: Shape, out: Path) -> Path:
     return report(out, title=f"Shape {shape.name}")
 
 
+def design_figures(shape: Shape) -> dict[str, Figure]:
+    """The design figures (partial annotation, budget curves) on made-up numbers with the
+    dimensions and designs of ``shape`` (their inputs need an ordinal fit)."""
+    rng = np.random.default_rng(2)
+    dims, ks = DIMENSION_NAMES[: shape.dimensions], [1, 2, 3, 4, 5]
+    part = xr.Dataset(
+        {
+            f"{v}_{q}": (("dimension", "k"), rng.uniform(0.2, 0.9, (len(dims), len(ks))))
+            for v in ("spearman", "variance")
+            for q in ("mean", "low", "high")
+        },
+        coords={"dimension": dims, "k": ks},
+        attrs={"ci_prob": 0.9},
+    )
+    proj = xr.DataArray(
+        rng.uniform(0.3, 0.9, (1, 20, len(dims), len(ks))),
+        dims=("chain", "draw", "dimension", "k"),
+        coords={"dimension": dims, "k": ks},
+    )
+    designs = ["coarse", "fine", "pairwise"][: shape.designs]
+    n_raters = [1, 2, 3]
+    budget = xr.Dataset(
+        {
+            "reliability": (
+                ("dimension", "design", "n_raters", "k"),
+                rng.uniform(0.3, 0.9, (len(dims), len(designs), 3, len(ks))),
+            ),
+            "cost_hours": (
+                ("design", "n_raters", "k"),
+                rng.uniform(1, 50, (len(designs), 3, len(ks))),
+            ),
+        },
+        coords={
+            "dimension": dims,
+            "design": designs,
+            "n_raters": n_raters,
+            "k": ks,
+            "has_sentences": ("design", [d == "fine" for d in designs]),
+        },
+    )
+    return {
+        "partial_annotation": partial_annotation_curves(part, proj),
+        "budget": budget_curve(budget),
+    }
+
+
 @pytest.fixture(scope="module", params=SHAPES, ids=lambda s: s.name)
 def shaped(request) -> tuple[Shape, ShapedResults, dict[str, Figure]]:
     res = shaped_results(request.param)
-    return request.param, res, shaped_figures(res)
+    return request.param, res, shaped_figures(res) | design_figures(request.param)
 
 
 def _texts(fig: Figure) -> list[Text]:
@@ -526,7 +574,10 @@ def figure_layout(fig: Figure) -> dict:
     }
 
 
-@pytest.mark.parametrize("name", ["agreement", "rank_probabilities", "scores", "competence"])
+@pytest.mark.parametrize(
+    "name",
+    ["agreement", "rank_probabilities", "scores", "competence", "partial_annotation", "budget"],
+)
 def test_figures_fit_the_report_at_every_shape(shaped, name):
     """Issue 17: at most 4 panels a row, no wider than the report shows at natural size,
     text at least 9 pt as shown, no label overlapping another or cut off."""
