@@ -36,6 +36,15 @@ AGREEMENT_CONFIDENCE = 0.95
 #: posterior draws used by summaries that recompute per-draw quantities (label samples
 #: for rankings)
 MAX_DRAWS = 250
+#: resolution of the PNG figures an analysis writes (dots per inch)
+FIGURE_DPI = 120
+#: width (CSS pixels) of the content column of the HTML report at a 1280 px wide window
+#: (:func:`raterstats.report.report`'s stylesheet: 1280 - 2 x 24 padding - 272 contents
+#: - 40 gap, less a 17 px scroll bar and the figure's 1 px borders): a figure no wider
+#: than this many pixels is shown at its natural size, so its text is not scaled down
+REPORT_WIDTH_PX = 900
+#: smallest text of a figure or table at 100 % zoom, in points (1 pt = 96/72 CSS pixels)
+MIN_TEXT_PT = 9.0
 
 
 def ci_prob() -> float:
@@ -74,10 +83,13 @@ __all__ = [
     "AGREEMENT_CONFIDENCE",
     "CHAINS",
     "DRAWS",
+    "FIGURE_DPI",
     "MAX_DRAWS",
     "METHOD",
+    "MIN_TEXT_PT",
     "N_BOOT",
     "RANDOM_SEED",
+    "REPORT_WIDTH_PX",
     "SAMPLER",
     "TUNE",
     "ci_prob",

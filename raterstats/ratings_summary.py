@@ -162,7 +162,7 @@ class RatingsSummary:
             dimensions=r.dimensions,
             designs=r.designs,
             systems=r.systems,
-            scales={k: repr(v) for k, v in r.scales.items()},
+            scales={k: v.in_words() for k, v in r.scales.items()},
             cells=cells,
             raters=raters,
             exclusions=meta.exclusions,

@@ -16,6 +16,8 @@ import json
 import re
 import secrets
 import shutil
+import struct
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ import xarray as xr
 from raterstats.defaults import AGREEMENT_CONFIDENCE, SAMPLER
 from raterstats.files import write_atomic
 from raterstats.formatting import escape_markdown, visible
+from raterstats.report_tables import fit_tables, table_html
 
 __all__ = ["STATISTIC_REFERENCES", "methods_paragraph", "report"]
 
@@ -277,7 +280,13 @@ _MIME = {
     ".webp": "image/webp",
 }
 _IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?P<src>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
-_CODE_FILE = re.compile(r"(?<![\[\w])`(?P<name>[\w.\-]+\.(?:csv|json|nc|md|html))`")
+#: files of a results folder that its Files section links (figures, tables, data)
+_LINKED_SUFFIXES = {".csv", ".tsv", ".json", ".nc", ".txt", ".toml", ".html", *_MIME}
+_CODE_FILE = re.compile(
+    r"(?<![\[\w])`(?P<name>[\w.\-]+\.(?:csv|tsv|json|nc|md|html|txt|toml|png|svg|jpe?g|gif|webp))`",
+    re.IGNORECASE,
+)
+_FILES_HEADING = re.compile(r"^## Files\s*$", flags=re.MULTILINE)
 
 _CSS = """
 :root { --fg: #1d232a; --muted: #5b6570; --line: #d9dee3; --accent: #1f5f99; --bg: #ffffff;
@@ -306,10 +315,12 @@ code { font: 0.88em/1.4 ui-monospace, "SFMono-Regular", Menlo, Consolas, monospa
        background: var(--zebra); padding: .05em .3em; border-radius: 3px; }
 pre { background: var(--zebra); padding: .8rem 1rem; overflow-x: auto; border-radius: 4px; }
 pre code { background: none; padding: 0; }
-.table-wrap { overflow-x: auto; margin: 1rem 0 1.5rem; }
-table { border-collapse: collapse; font-size: 0.86rem; font-variant-numeric: tabular-nums; }
+.table-wrap { overflow-x: auto; margin: 1rem 0 1.5rem; max-width: 100%; }
+table { border-collapse: collapse; font-size: 0.86rem; font-variant-numeric: tabular-nums;
+        max-width: 100%; }
 th, td { border-bottom: 1px solid var(--line); padding: .3rem .65rem; text-align: left;
-         vertical-align: top; white-space: nowrap; }
+         vertical-align: top; overflow-wrap: break-word; }
+td.nw { white-space: nowrap; }
 th { background: #eef2f6; font-weight: 600; position: sticky; top: 0; }
 tbody tr:nth-child(even) { background: var(--zebra); }
 figure { margin: 1.2rem 0 1.8rem; }
@@ -331,6 +342,86 @@ def _data_uri(path: Path) -> str:
             f"one of {sorted(_MIME)}"
         )
     return f"data:{mime};base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _png_text(data: bytes) -> dict[str, str]:
+    """The ``tEXt`` entries of a PNG file (empty for anything else)."""
+    out: dict[str, str] = {}
+    if not data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return out
+    pos = 8
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        chunk = data[pos + 8 : pos + 8 + length]
+        if kind == b"tEXt" and b"\0" in chunk:
+            key, value = chunk.split(b"\0", 1)
+            out[key.decode("latin-1")] = value.decode("latin-1")
+        elif kind in (b"IDAT", b"IEND"):
+            break
+        pos += 12 + length
+    return out
+
+
+def _figure_html(path: Path, alt: str, caption: str) -> str:
+    """A ``<figure>`` with the image embedded; a PNG written by
+    :func:`raterstats.plots.save_figure` also states its smallest text size and resolution
+    (``data-min-font-pt``, ``data-dpi``), from which a browser check computes the size at
+    which the text is shown."""
+    from raterstats.plots import PNG_KEYS
+
+    meta = _png_text(path.read_bytes()) if path.suffix.lower() == ".png" else {}
+    data = "".join(
+        f' data-{attr.replace("_", "-")}="{html.escape(meta[key], quote=True)}"'
+        for attr, key in PNG_KEYS.items()
+        if key in meta
+    )
+    return (
+        f'<figure><img src="{_data_uri(path)}" alt="{html.escape(alt, quote=True)}"{data}>'
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+    )
+
+
+def _files_section(text: str, folder: Path, *, skip: set[str]) -> tuple[str, list[Path]]:
+    """``text`` whose "Files" section (added at the end when there is none) lists every
+    figure, table and data file of ``folder`` (:data:`_LINKED_SUFFIXES`), and the files it
+    links that way. A file the section names in backticks is linked where it stands; one it
+    does not name is added as a linked bullet; a name of a file that is not in the folder
+    is marked so, and not linked."""
+    present = sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file()
+        and p.suffix.lower() in _LINKED_SUFFIXES
+        and p.name not in skip
+        and not p.name.startswith(".")
+    )
+    m = _FILES_HEADING.search(text)
+    if m is None:
+        if not present:
+            return text, []
+        text = text.rstrip("\n") + "\n\n## Files\n\n"
+        m = _FILES_HEADING.search(text)
+        assert m is not None
+    nxt = re.search(r"^#{1,2} ", text[m.end() :], flags=re.MULTILINE)
+    end = m.end() + nxt.start() if nxt else len(text)
+    section = text[m.end() : end]
+    named = {n.group("name") for n in _CODE_FILE.finditer(section)}
+
+    def mark_missing(n: re.Match[str]) -> str:
+        if (folder / n.group("name")).is_file() or n.group("name") in skip:
+            return n.group(0)
+        return n.group(0) + " (not in this folder)"
+
+    section = _CODE_FILE.sub(mark_missing, section)
+    added = [p for p in present if p.name not in named]
+    bullets = []
+    for p in added:
+        label = f"`{p.name}`" if _CODE_FILE.fullmatch(f"`{p.name}`") else escape_markdown(p.name)
+        bullets.append(f"- [{label}]({urllib.parse.quote(p.name)})")
+    if bullets:
+        sep = "\n" if section.strip() else "\n\n"
+        section = section.rstrip("\n") + sep + "\n".join(bullets) + "\n\n"
+    return text[: m.end()] + section + text[end:], added
 
 
 def _markdown_text(text: str) -> str:
@@ -463,10 +554,7 @@ def report(
             return m.group(0)
         used.add(path.resolve().name)
         alt = _markdown_text(m.group("alt"))
-        return placeholder(
-            f'<figure><img src="{_data_uri(path)}" alt="{html.escape(alt, quote=True)}">'
-            f"<figcaption>{html.escape(alt)}</figcaption></figure>"
-        )
+        return placeholder(_figure_html(path, alt, alt))
 
     text = _IMAGE.sub(embed, text)
     if missing:
@@ -478,11 +566,7 @@ def report(
     extra_md = ""
     if extra:
         extra_md = "\n## Further figures\n\n" + "".join(
-            placeholder(
-                f'<figure><img src="{_data_uri(p)}" alt="{html.escape(visible(p.stem))}">'
-                f"<figcaption>{html.escape(visible(p.name))}</figcaption></figure>"
-            )
-            for p in extra
+            placeholder(_figure_html(p, visible(p.stem), visible(p.name))) for p in extra
         )
     if methods:
         section = f"\n## Methods\n\n{methods.strip()}\n\n"
@@ -497,6 +581,8 @@ def report(
         text = text[:at] + extra_md + "\n" + text[at:]
 
     linked: list[Path] = []
+    text, listed = _files_section(text, src_dir, skip={"report.md", "report.html", target.name})
+    linked += listed
 
     def link(m: re.Match[str]) -> str:
         name = m.group("name")
@@ -506,14 +592,13 @@ def report(
         linked.append(path)
         return f"[`{name}`]({name})"
 
-    text = _CODE_FILE.sub(link, text)
+    text = fit_tables(_CODE_FILE.sub(link, text))
 
     md = _markdown_converter()
     body = md.convert(text)
     for k, figure in enumerate(figures):
         body = body.replace(f"<p>{token}n{k}e</p>", figure).replace(f"{token}n{k}e", figure)
-    body = re.sub(r"<table>", '<div class="table-wrap"><table>', body)
-    body = body.replace("</table>", "</table></div>")
+    body = table_html(body)
     toc = getattr(md, "toc", "")
     if title is None:
         # the first level-1 heading as rendered (HTML-escaped text), without its tags

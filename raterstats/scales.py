@@ -52,6 +52,16 @@ def format_level(level: Level) -> str:
     return str(level)
 
 
+#: most levels :meth:`Scale.in_words` lists (longer scales: the first ones, "...", the last)
+IN_WORDS_LEVELS = 12
+
+
+def _span(low: Level, high: Level) -> str:
+    """``1-5``, or ``-1 to 1`` when a bound is negative (a hyphen would read as a minus)."""
+    lo, hi = format_level(low), format_level(high)
+    return f"{lo} to {hi}" if lo.startswith("-") or hi.startswith("-") else f"{lo}-{hi}"
+
+
 def _is_number(level: object) -> bool:
     return isinstance(level, int | float | np.integer | np.floating) and not isinstance(level, bool)
 
@@ -106,6 +116,29 @@ class Scale(ABC):
     @abstractmethod
     def describe(self) -> dict[str, object]:
         """A JSON-serialisable description of the scale (stored in fit attributes)."""
+
+    def in_words(self) -> str:
+        """The scale as a person writes it (for reports and summaries), e.g. ``ordinal 1-5
+        (5 levels)``, ``nominal: yes, partially, no`` or ``interval 0-100``. The text is
+        not escaped: escape it for the output format (Markdown, HTML).
+
+        Examples
+        --------
+        >>> from raterstats import IntervalScale, NominalScale, OrdinalScale
+        >>> OrdinalScale([1, 2, 3, 4, 5]).in_words()
+        'ordinal 1-5 (5 levels)'
+        >>> OrdinalScale([-1, 0, 1]).in_words(), OrdinalScale([1, 3, 5]).in_words()
+        ('ordinal -1 to 1 (3 levels)', 'ordinal: 1, 3, 5')
+        >>> OrdinalScale(["low", "mid", "high"]).in_words()
+        'ordinal: low < mid < high'
+        >>> NominalScale(["yes", "partially", "no"]).in_words()
+        'nominal: yes, partially, no'
+        >>> IntervalScale(0, 100).in_words(), IntervalScale().in_words()
+        ('interval 0-100', 'interval (any number)')
+        >>> OrdinalScale.likert(3, ["bad", "ok", "good"]).in_words()
+        'ordinal 1-3 (3 levels: 1 = bad, 2 = ok, 3 = good)'
+        """
+        return f"{self.kind}: {self.expected()}"
 
 
 @dataclass(frozen=True)
@@ -221,6 +254,24 @@ class CategoricalScale(Scale):
             "labels": None if self.labels is None else list(self.labels),
             "name": self.name,
         }
+
+    def in_words(self) -> str:
+        lv = [format_level(v) for v in self.levels_]
+        shown = lv if len(lv) <= IN_WORDS_LEVELS else [*lv[: IN_WORDS_LEVELS - 2], "...", lv[-1]]
+        steps = np.diff(self.values) if self.numeric else np.zeros(0)
+        if self.numeric and len(lv) > 2 and np.allclose(steps, 1.0):
+            text = f"{self.kind} {_span(self.levels_[0], self.levels_[-1])} ({len(lv)} levels"
+            if self.labels is not None and len(lv) <= IN_WORDS_LEVELS:
+                pairs = ", ".join(f"{v} = {lab}" for v, lab in zip(lv, self.labels, strict=True))
+                text += f": {pairs}"
+            return text + ")"
+        if self.labels is not None and len(lv) <= IN_WORDS_LEVELS:
+            shown = [
+                f"{v} = {lab}" if v != lab else v for v, lab in zip(lv, self.labels, strict=True)
+            ]
+        sep = " < " if self.kind == "ordinal" and not self.numeric else ", "
+        count = f" ({len(lv)} levels)" if len(shown) < len(lv) else ""
+        return f"{self.kind}: {sep.join(shown)}{count}"
 
     def __repr__(self) -> str:
         lab = "" if self.labels is None else f", labels={list(self.labels)!r}"
@@ -343,6 +394,15 @@ class IntervalScale(Scale):
 
     def describe(self) -> dict[str, object]:
         return {"kind": self.kind, "low": self.low, "high": self.high, "name": self.name}
+
+    def in_words(self) -> str:
+        if self.low is not None and self.high is not None:
+            return f"interval {_span(self.low, self.high)}"
+        if self.low is not None:
+            return f"interval, at least {format_level(self.low)}"
+        if self.high is not None:
+            return f"interval, at most {format_level(self.high)}"
+        return "interval (any number)"
 
     def __repr__(self) -> str:
         return f"IntervalScale(low={self.low!r}, high={self.high!r})"

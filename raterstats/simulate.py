@@ -6,13 +6,13 @@ annotation study: 100 patient questions answered by a physician and two LLMs, 3 
 (correctness, relevance, safety) on a 5-point Likert scale, 6 physicians in 2 groups of 3
 who rate each of their 150 answers once as a whole (*coarse*) and once sentence by sentence
 (*fine*), in batches that alternate designs, then repeat 6 early answers; plus an LLM judge.
-Ratings come from the ordinal rater model of ``models/ordinal`` (MODELS.md section 3): latent
+Ratings come from the ordinal rater model (``models/ordinal/card.md``): latent
 answer quality, rater severity and discrimination per dimension x design, sentence
 deviations, and a length bias planted in coarse ratings only.
 
 :func:`archehr_like_study` simulates a large categorical study (about 100 cases x 28
 systems, 3 raters per response from a pool of 20) from the MACE generative model
-(MODELS.md section 1).
+(``models/mace/card.md``).
 
 Both return a :class:`SimulatedStudy`: the validated :class:`~raterstats.Ratings` and the
 ground truth as an ``xr.Dataset`` with named dimensions.

@@ -66,6 +66,7 @@ LAYERS: dict[str, int] = {
     "raterstats.design": 8,
     "raterstats.plots": 9,
     "raterstats.report": 10,
+    "raterstats.report_tables": 10,
     "raterstats.demo": 10,
     "raterstats.analyze": 10,
     "raterstats.cli": 11,

@@ -113,3 +113,22 @@ def test_segment_rules_flag_the_right_levels():
         SEGMENT_RULES["any_positive"].flagged_codes(NominalScale(["yes", "no"]))
     with pytest.raises(TypeError, match="nominal"):
         SEGMENT_RULES["mean"].target_scale(NominalScale(["yes", "no"]))
+
+
+def test_scales_in_words():
+    """Issue 17: a scale as a person writes it in summaries and reports (no Python repr)."""
+    assert OrdinalScale.likert(5).in_words() == (
+        "ordinal 1-5 (5 levels: 1 = Disagree, 2 = Partially disagree, 3 = Neutral, "
+        "4 = Partially agree, 5 = Agree)"
+    )
+    assert OrdinalScale(range(0, 101)).in_words() == "ordinal 0-100 (101 levels)"
+    assert NominalScale([f"c{k}" for k in range(20)]).in_words() == (
+        "nominal: c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, ..., c19 (20 levels)"
+    )
+    assert OrdinalScale([0, 1], ["no", "yes"]).in_words() == "ordinal: 0 = no, 1 = yes"
+    assert OrdinalScale([0.5, 1.5, 2.5]).in_words() == "ordinal 0.5-2.5 (3 levels)"
+    assert IntervalScale(0, None).in_words() == "interval, at least 0"
+    assert IntervalScale(None, 10).in_words() == "interval, at most 10"
+    assert IntervalScale(-1.5, 1.5).in_words() == "interval -1.5 to 1.5"
+    for s in (OrdinalScale.likert(5), NominalScale(["a", "b"]), IntervalScale(0, 1)):
+        assert "Scale(" not in s.in_words()

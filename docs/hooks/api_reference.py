@@ -37,6 +37,7 @@ MODULES = {
     "raterstats.agreement": "Agreement statistics (raterstats.agreement)",
     "raterstats.models.ordinal": "Ordinal model helpers (raterstats.models.ordinal)",
     "raterstats.report": "HTML report and methods paragraph (raterstats.report)",
+    "raterstats.report_tables": "Tables fitted to the report's page (raterstats.report_tables)",
     "raterstats.plots": "Figures (raterstats.plots)",
 }
 

@@ -1,6 +1,6 @@
 """Stand-alone length-effect regression: do coarse ratings favour longer answers?
 
-:class:`LengthEffect` is the cumulative (ordinal) regression of MODELS.md section 4,
+:class:`LengthEffect` is the cumulative (ordinal) regression of ``models/length_effect/card.md``,
 
 ``y ~ Cumulative(system_d + beta_dg * z(log length) + (1 | rater) + (1 | question))``,
 

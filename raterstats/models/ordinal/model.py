@@ -1,6 +1,6 @@
 """The ordinal item-response rater model with sentence nesting and answer-length effects.
 
-:class:`OrdinalRaters` is the many-facet graded-response model of MODELS.md section 3: the
+:class:`OrdinalRaters` is the many-facet graded-response model of ``models/ordinal/card.md``: the
 latent quality of each answer on each dimension, system and question effects, sentence
 deviations for sentence-level (fine) ratings, rater severity and discrimination per
 dimension x design with partial pooling, ordered cut-points per dimension x design, a logit
