@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 import xarray as xr
 
+from raterstats.convergence import convergence_stats
 from raterstats.lazy import LazyModule
 
 if TYPE_CHECKING:
@@ -192,8 +193,9 @@ def parameter_checks(
     rhat_max: float = RHAT_MAX,
     ess_min: float = ESS_MIN,
 ) -> ParameterChecks:
-    """R-hat, bulk and tail ESS (arviz-stats) of every scalar parameter of a NUTS fit, and
-    its divergences, tree-depth hits and E-BFMI per chain.
+    """R-hat, bulk and tail ESS (the numbers of arviz-stats, computed at once by
+    :func:`raterstats.convergence.convergence_stats`) of every scalar parameter of a NUTS
+    fit, and its divergences, tree-depth hits and E-BFMI per chain.
 
     A parameter that is constant over all draws (padding of categories absent from a
     dimension) is not counted as failing.
@@ -228,17 +230,13 @@ def parameter_checks(
     n_chain, n_draw = int(post.sizes["chain"]), int(post.sizes["draw"])
     if n_draw < 4:
         raise ValueError(f"{n_draw} draw(s) per chain: too few to check convergence")
-    sub = post[names]
-    cols: list[list[float]] = [[], [], []]
-    with warnings.catch_warnings():
-        # constant padding entries have undefined R-hat: NaN, treated below
-        warnings.simplefilter("ignore", RuntimeWarning)
-        stats = (azs.rhat(sub), azs.ess(sub, method="bulk"), azs.ess(sub, method="tail"))
+    parts: list[tuple[np.ndarray, ...]] = []
     for v in names:
         other = [d for d in post[v].dims if d not in ("chain", "draw")]
-        for arr, acc in zip(stats, cols, strict=True):
-            acc.extend(np.asarray(arr[v].transpose(*other).values, dtype=float).ravel().tolist())
-    r, eb, et = (np.array(c, dtype=float) for c in cols)
+        arr = post[v].transpose("chain", "draw", *other).values
+        flat = np.moveaxis(arr.reshape(n_chain, n_draw, -1), -1, 0)
+        parts.append(convergence_stats(flat))
+    r, eb, et = (np.concatenate([p[k] for p in parts]) for k in range(3))
     vnames, idx, const = _flat(post, names)
     bad = ~np.array(const, dtype=bool) & (~(r <= rhat_max) | ~(eb >= ess_min) | ~(et >= ess_min))
     table = pl.DataFrame(
