@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         partial_annotation,
         reliability_projection,
     )
-    from raterstats.diagnostics import diagnose
+    from raterstats.diagnostics import diagnose, fit_health
     from raterstats.ranking import rank_systems, ranking_agreement
 
 #: public names imported on first use, by module
@@ -46,6 +46,7 @@ _LAZY = {
     "partial_annotation": "design",
     "reliability_projection": "design",
     "diagnose": "diagnostics",
+    "fit_health": "diagnostics",
     "rank_systems": "ranking",
     "ranking_agreement": "ranking",
 }
@@ -87,6 +88,7 @@ __all__ = [
     "compare_designs",
     "concat_ratings",
     "diagnose",
+    "fit_health",
     "gold_check",
     "item_labels",
     "item_posterior",

@@ -4,15 +4,18 @@ agreement checks of a fit.
 :func:`diagnose` wraps arviz-stats (rank-normalised split R-hat, bulk and tail ESS,
 divergences, tree depth, E-BFMI) and, for latent-class models, detects chains that
 converged to a permuted labelling of the categories; it warns with a
-:class:`ConvergenceWarning` that names every failing parameter. :func:`loo` and
+:class:`ConvergenceWarning` that lists the failing parameters one line per variable.
+:func:`fit_health` is the health every fit carries (``dt.attrs["health"]``, see
+:mod:`raterstats.health`) and :func:`flag_result` puts it on a result computed from a fit.
+:func:`loo` and
 :func:`compare` run PSIS-LOO on the per-item log-likelihood stored with a fit.
 :func:`ppc_agreement` replicates the ratings from the posterior and compares Randolph's
-kappa and Krippendorff's alpha of the replicates with the observed values.
+kappa and Krippendorff's alpha of the replicates with the observed values, and
+:func:`ppc_readout` says in words what that check found.
 """
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,22 +24,33 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 import xarray as xr
-from scipy.optimize import linear_sum_assignment
 
 from raterstats import defaults as D
 from raterstats.checks import check_counts
+from raterstats.health import (
+    ConvergenceWarning,
+    Health,
+    empty_parameter_table,
+    fit_health,
+    flag_result,
+    parameter_checks,
+    sampler_problems,
+    variable_lines,
+)
 from raterstats.lazy import LazyModule
 from raterstats.models.base import model_from_datatree
-from raterstats.models.latent_class import LatentClassModel, data_from_groups, replicate_ratings
+from raterstats.models.latent_class import (
+    LatentClassModel,
+    data_from_groups,
+    replicate_ratings,
+)
+from raterstats.models.latent_class import label_switching as latent_class_switching
+from raterstats.ppc_readout import ppc_readout, ppc_readout_text
 
 if TYPE_CHECKING:
     import arviz_stats as azs
 else:
     azs = LazyModule("arviz_stats")
-
-
-class ConvergenceWarning(UserWarning):
-    """The sampler did not converge (R-hat, ESS, divergences, E-BFMI or label switching)."""
 
 
 @dataclass(frozen=True)
@@ -45,8 +59,11 @@ class Diagnosis:
 
     ``ok`` is True when every check passed. ``parameters`` has one row per scalar
     parameter (``variable``, ``index``, ``rhat``, ``ess_bulk``, ``ess_tail``, ``ok``);
-    ``failing`` names the failing parameters (``"competence[a03, safety, fine]"``);
-    ``problems`` says in words what failed, ``label_switching`` per chain and dimension.
+    ``failing`` names every failing scalar (``"competence[a03, safety, fine]"``), for
+    programmatic use; ``problems`` says in words what failed, one line per variable with
+    failing parameters (how many of its scalars fail, the worst one's R-hat and ESS) and
+    one per other problem (divergences, tree depth, E-BFMI, label switching);
+    ``label_switching`` per chain and dimension.
     """
 
     ok: bool
@@ -66,48 +83,18 @@ class Diagnosis:
         if self.method != "nuts":
             head += f" ({self.method}: point estimate, no sampling diagnostics)"
         lines = [head]
-        lines += [f"- {p}" for p in self.problems]
-        if self.ok and self.method == "nuts":
-            t = self.parameters
+        # a variable's line is indented under the count of failing parameters
+        lines += [p if p.startswith("  ") else f"- {p}" for p in self.problems]
+        if self.method == "nuts" and self.parameters.height:
+            t = self.parameters.filter(pl.col("rhat").is_not_nan() | ~pl.col("ok"))
             rhat = float(t["rhat"].max())  # type: ignore[arg-type]
             eb = float(t["ess_bulk"].min())  # type: ignore[arg-type]
             et = float(t["ess_tail"].min())  # type: ignore[arg-type]
             lines.append(
-                f"- max R-hat {rhat:.4f}, min bulk ESS {eb:.0f}, min tail ESS {et:.0f}, "
-                "no divergences"
+                f"- max R-hat {rhat:.4f}, min bulk ESS {eb:.0f}, min tail ESS {et:.0f}"
+                + ("" if self.divergences else ", no divergences")
             )
         return "\n".join(lines)
-
-
-def _flat_params(
-    post: xr.Dataset, var_names: Sequence[str]
-) -> tuple[list[str], list[str], list[np.ndarray]]:
-    names, idx, arrays = [], [], []
-    for v in var_names:
-        da = post[v]
-        other = [d for d in da.dims if d not in ("chain", "draw")]
-        arr = da.transpose("chain", "draw", *other).values
-        flat = arr.reshape(arr.shape[0], arr.shape[1], -1)
-        coord_str = [[str(c) for c in da[d].values] for d in other]
-        labels = [", ".join(parts) for parts in itertools.product(*coord_str)]
-        for j, lab in enumerate(labels):
-            names.append(v)
-            idx.append(lab)
-            arrays.append(flat[:, :, j])
-    return names, idx, arrays
-
-
-def _default_vars(dt: xr.DataTree) -> list[str]:
-    post = dt["posterior"].to_dataset()
-    skip = {
-        "rater_z",
-        "cell_z",
-        "confusion_z",
-        "confusion_logit_centred",
-        "rater_effect_basis",
-        "cell_effect_basis",
-    }
-    return [str(v) for v in post.data_vars if v not in skip]
 
 
 def label_switching(dt: xr.DataTree, *, threshold: float = 0.5) -> list[str]:
@@ -130,38 +117,7 @@ def label_switching(dt: xr.DataTree, *, threshold: float = 0.5) -> list[str]:
     model = model_from_datatree(dt)
     if not isinstance(model, LatentClassModel):
         return []
-    post = dt["posterior"].to_dataset()
-    if post.sizes["chain"] < 2:
-        return []
-    data = data_from_groups(dt["constant_data"].to_dataset(), dt["observed_data"].to_dataset())
-    labels = []
-    for c in range(post.sizes["chain"]):
-        prob, _ = model.draws_summary(post.isel(chain=[c]), data, loglik=False)
-        labels.append(np.argmax(prob, axis=-1)[data.unit_pattern])
-    out = []
-    for d, dname in enumerate(data.dimensions):
-        k = int(data.n_categories[d])
-        sel = data.unit_dim == d
-        base = labels[0][sel]
-        for c in range(1, len(labels)):
-            other = labels[c][sel]
-            conf = np.zeros((k, k))
-            np.add.at(conf, (other, base), 1)
-            row, col = linear_sum_assignment(-conf)
-            perm = dict(zip(row.tolist(), col.tolist(), strict=True))
-            gain = (conf[row, col].sum() - np.trace(conf)) / max(1, sel.sum())
-            if any(a != b for a, b in perm.items()) and gain >= threshold:
-                pairs = ", ".join(
-                    f"{data.categories[d][a]}->{data.categories[d][b]}"
-                    for a, b in perm.items()
-                    if a != b
-                )
-                out.append(
-                    f"chain {c} converged to a permuted labelling of dimension {dname!r} "
-                    f"(relative to chain 0: {pairs}; agreement {np.trace(conf) / sel.sum():.2f} "
-                    f"as labelled, {conf[row, col].sum() / sel.sum():.2f} after permuting)"
-                )
-    return out
+    return latent_class_switching(model, dt, threshold=threshold)
 
 
 def diagnose(
@@ -186,11 +142,13 @@ def diagnose(
     rhat_max, ess_min, ebfmi_min : float
         Thresholds (defaults: R-hat <= 1.01, ESS >= 400, E-BFMI >= 0.3).
     warn : bool
-        Emit a :class:`ConvergenceWarning` naming every failing parameter.
+        Emit one :class:`ConvergenceWarning` listing the problems, one line per variable.
 
     Returns
     -------
     Diagnosis
+        Its text (``str``) and ``problems`` have one line per variable with failing
+        parameters, never one per scalar; ``failing`` and ``parameters`` list every scalar.
 
     Examples
     --------
@@ -204,64 +162,24 @@ def diagnose(
     post = dt["posterior"].to_dataset()
     method = str(dt.attrs.get("method", "nuts"))
     n_chain, n_draw = int(post.sizes["chain"]), int(post.sizes["draw"])
-    names = list(var_names) if var_names is not None else _default_vars(dt)
-    missing = [v for v in names if v not in post]
-    if missing:
-        raise KeyError(f"no posterior variables {missing}; present: {list(post.data_vars)}")
+    if var_names is not None:
+        missing = [v for v in var_names if v not in post]
+        if missing:
+            raise KeyError(f"no posterior variables {missing}; present: {list(post.data_vars)}")
     if method != "nuts" or n_draw < 4:
-        empty = pl.DataFrame(
-            schema={"variable": pl.String, "index": pl.String, "rhat": pl.Float64,
-                    "ess_bulk": pl.Float64, "ess_tail": pl.Float64, "ok": pl.Boolean}
-        )  # fmt: skip
+        empty = empty_parameter_table()
         return Diagnosis(True, method, n_chain, n_draw, 0, 0, (), empty, (), ())
-    sub = post[names]
-    rhat = azs.rhat(sub)
-    ess_b = azs.ess(sub, method="bulk")
-    ess_t = azs.ess(sub, method="tail")
-    vnames, idx, flat = _flat_params(post, names)
-    r_all: list[float] = []
-    eb_all: list[float] = []
-    et_all: list[float] = []
-    for v in names:
-        other = [d for d in post[v].dims if d not in ("chain", "draw")]
-        for arr, acc in ((rhat, r_all), (ess_b, eb_all), (ess_t, et_all)):
-            acc.extend(np.asarray(arr[v].transpose(*other).values, dtype=float).ravel().tolist())
-    r = np.array(r_all)
-    eb = np.array(eb_all)
-    et = np.array(et_all)
-    # constant entries (padding of categories absent from a dimension) have NaN R-hat
-    const = np.array([float(np.ptp(a)) == 0.0 for a in flat], dtype=bool)
-    bad = ~const & (~(r <= rhat_max) | ~(eb >= ess_min) | ~(et >= ess_min))
-    table = pl.DataFrame(
-        {
-            "variable": vnames,
-            "index": idx,
-            "rhat": r,
-            "ess_bulk": eb,
-            "ess_tail": et,
-            "ok": ~bad,
-        }
-    )
-    failing = tuple(f"{v}[{i}]" if i else v for v, i, b in zip(vnames, idx, bad, strict=True) if b)
-    problems: list[str] = []
-    stats = dt["sample_stats"].to_dataset() if "sample_stats" in dt.children else xr.Dataset()
-    n_div = int(stats["diverging"].sum()) if "diverging" in stats else 0
-    n_tree = int(stats["reached_max_treedepth"].sum()) if "reached_max_treedepth" in stats else 0
-    ebfmi: tuple[float, ...] = ()
-    if "energy" in stats:
-        ebfmi = tuple(float(x) for x in np.atleast_1d(azs.bfmi(stats["energy"]).values))
-    if n_div:
-        problems.append(f"{n_div} divergent transition(s) of {n_chain * n_draw}")
-    if n_tree:
-        problems.append(f"{n_tree} transition(s) hit the maximum tree depth")
-    low = [i for i, e in enumerate(ebfmi) if e < ebfmi_min]
-    if low:
-        problems.append(f"E-BFMI below {ebfmi_min} in chain(s) {low}")
-    if failing:
-        shown = ", ".join(failing)
+    checks = parameter_checks(dt, var_names=var_names, rhat_max=rhat_max, ess_min=ess_min)
+    problems = sampler_problems(checks, ebfmi_min=ebfmi_min)
+    if checks.failing:
+        n_vars = checks.table.filter(~pl.col("ok"))["variable"].n_unique()
         problems.append(
-            f"{len(failing)} parameter(s) fail R-hat <= {rhat_max} or ESS >= {ess_min:g}: {shown}"
+            f"{len(checks.failing)} of {checks.table.height} parameters in {n_vars} "
+            f"variable(s) fail R-hat <= {rhat_max:g} or ESS >= {ess_min:g}:"
         )
+        problems += [
+            f"  {line}" for line in variable_lines(checks.table, rhat_max=rhat_max, ess_min=ess_min)
+        ]
     switching = tuple(label_switching(dt))
     problems.extend(switching)
     diag = Diagnosis(
@@ -269,16 +187,17 @@ def diagnose(
         method=method,
         n_chains=n_chain,
         n_draws=n_draw,
-        divergences=n_div,
-        max_treedepth_hits=n_tree,
-        ebfmi=ebfmi,
-        parameters=table,
-        failing=failing,
+        divergences=checks.divergences,
+        max_treedepth_hits=checks.max_treedepth_hits,
+        ebfmi=checks.ebfmi,
+        parameters=checks.table,
+        failing=checks.failing,
         label_switching=switching,
         problems=tuple(problems),
     )
     if warn and problems:
-        warnings.warn("; ".join(problems), ConvergenceWarning, stacklevel=2)
+        text = "\n".join(["the fit fails its convergence checks:", *problems])
+        warnings.warn(text, ConvergenceWarning, stacklevel=2)
     return diag
 
 
@@ -333,6 +252,9 @@ def ppc_agreement(
     dimensions and designs); first ratings of each unit x rater pair are used. The
     replicated values are a model-based agreement estimate; ``ppp`` is the posterior
     predictive p-value P(replicated >= observed) (near 0 or 1 means misfit).
+    ``attrs["ppc_readout"]`` says in words, per statistic x dimension x design, whether
+    the model reproduces the observed value (:func:`ppc_readout`); ``fit_warning`` /
+    ``uncertainty_note`` carry the fit's health (:func:`flag_result`).
 
     Examples
     --------
@@ -408,7 +330,7 @@ def ppc_agreement(
         "dimension": list(data.dimensions),
         "design": list(data.designs),
     }
-    return xr.Dataset(
+    out = xr.Dataset(
         {
             "observed": (("statistic", "dimension", "design"), obs),
             "replicated": (("statistic", "dimension", "design", "replicate"), rep),
@@ -417,14 +339,21 @@ def ppc_agreement(
         },
         coords={**coords, "replicate": np.arange(reps.shape[0])},
     )
+    out.attrs["ppc_readout"] = ppc_readout_text(out)
+    return flag_result(out, dt)
 
 
 __all__ = [
     "ConvergenceWarning",
     "Diagnosis",
+    "Health",
     "compare",
     "diagnose",
+    "fit_health",
+    "flag_result",
     "label_switching",
     "loo",
     "ppc_agreement",
+    "ppc_readout",
+    "ppc_readout_text",
 ]

@@ -16,6 +16,7 @@ import numpy as np
 import xarray as xr
 
 from raterstats.defaults import resolve_ci_prob
+from raterstats.health import flag_result
 from raterstats.models.base import model_from_datatree
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ def item_posterior(dt: xr.DataTree, *, coverage: float | None = None) -> xr.Data
         only when ``attrs["gold_used"]`` is 1; ``attrs["gold_stored"]`` is 0 when the fit
         does not know the ratings' gold labels) and, with ``coverage``, ``confident`` and
         ``label_confident``. Items not rated on a dimension hold NaN.
+        ``attrs["fit_warning"]`` / ``["uncertainty_note"]``: the fit's health
+        (:func:`raterstats.health.flag_result`).
 
     Examples
     --------
@@ -63,7 +66,7 @@ def item_posterior(dt: xr.DataTree, *, coverage: float | None = None) -> xr.Data
     >>> bool(abs(post["prob"].sum("category") - 1).max() < 1e-9)
     True
     """
-    return model_from_datatree(dt).item_posterior(dt, coverage=coverage)
+    return flag_result(model_from_datatree(dt).item_posterior(dt, coverage=coverage), dt)
 
 
 def coverage_accuracy(
@@ -171,7 +174,9 @@ def rater_summary(dt: xr.DataTree, *, ci_prob: float | None = None) -> xr.Datase
     of rating the true label, averaged over the true label with the estimated prevalence).
     Each summarised quantity ``x`` gives ``x_mean``, ``x_sd``, ``x_low`` and ``x_high``;
     ``n_ratings`` counts ratings per rater x dimension x design. For point estimates
-    (``method="em"`` / ``"map"``) the interval collapses to the estimate. The fit's model
+    (``method="em"`` / ``"map"``) the interval collapses to the estimate, which
+    ``attrs["uncertainty_note"]`` says; ``attrs["fit_warning"]`` is set when the fit fails
+    its convergence checks (:func:`raterstats.health.flag_result`). The fit's model
     answers (:meth:`raterstats.models.base.Model.rater_summary`).
 
     Parameters
@@ -192,7 +197,8 @@ def rater_summary(dt: xr.DataTree, *, ci_prob: float | None = None) -> xr.Datase
     >>> summ["competence_mean"].dims
     ('rater', 'dimension', 'design')
     """
-    return model_from_datatree(dt).rater_summary(dt, ci_prob=resolve_ci_prob(ci_prob))
+    summary = model_from_datatree(dt).rater_summary(dt, ci_prob=resolve_ci_prob(ci_prob))
+    return flag_result(summary, dt)
 
 
 # ---------------------------------------------------------------------- labels and gold

@@ -33,6 +33,7 @@ from raterstats.agreement.ranking import (
     spearman_rho,
 )
 from raterstats.checks import check_counts
+from raterstats.health import fit_health, flag_result, interval_note
 from raterstats.intervals import SAMPLE_DIMS, eti, eti_np
 from raterstats.models import Method, Model, model_class, model_from_datatree, registered_models
 from raterstats.ratings import Ratings
@@ -502,7 +503,10 @@ def rank_systems(
         for an ordinal fit). A system whose score is undefined in some draw is never
         ranked: ValueError naming it. A system whose score is the same in every draw
         (e.g. one with a single case) shows in ``score_constant`` /
-        ``attrs["constant_scores"]`` and in the verdicts on its pairs.
+        ``attrs["constant_scores"]`` and in the verdicts on its pairs. From a fit that fails
+        its convergence checks: ``attrs["fit_warning"]``; ``attrs["uncertainty_note"]`` says
+        what the intervals are when they are not posterior intervals (a bootstrap, a point
+        estimate, a single draw), see :func:`raterstats.health.interval_note`.
 
     Examples
     --------
@@ -541,6 +545,13 @@ def rank_systems(
     ds.attrs["source"] = label
     ds.attrs["bootstrap"] = str(draws.attrs.get("bootstrap", "none (posterior draws)"))
     ds.attrs["bootstrap_redrawn"] = int(draws.attrs.get("bootstrap_redrawn", 0))
+    n, boot = int(ds.attrs["n_draws"]), str(ds.attrs["bootstrap"])
+    if isinstance(source, xr.DataTree):  # fit_warning and uncertainty_note (raterstats.health)
+        note = interval_note(fit_health(source), n_draws=n, bootstrap=boot)
+        return flag_result(ds, source, note=note)
+    note = interval_note(None, n_draws=n, bootstrap=boot)
+    if note:
+        ds.attrs["uncertainty_note"] = note
     return ds
 
 

@@ -25,6 +25,7 @@ SECTIONS = {
     "raterstats.models": "Models",
     "raterstats.posterior": "After fitting: posteriors",
     "raterstats.diagnostics": "After fitting: diagnostics",
+    "raterstats.health": "After fitting: diagnostics",
     "raterstats.ranking": "Rankings",
     "raterstats.design": "Designs",
     "raterstats.report": "Report",
@@ -32,6 +33,8 @@ SECTIONS = {
 
 #: Modules documented as a whole after the exported names, with the members to show.
 MODULES = {
+    "raterstats.health": "The health of a fit and of its results (raterstats.health)",
+    "raterstats.ppc_readout": "Posterior predictive checks in words (raterstats.ppc_readout)",
     "raterstats.ranking": "More on rankings (raterstats.ranking)",
     "raterstats.design": "More on designs (raterstats.design)",
     "raterstats.agreement": "Agreement statistics (raterstats.agreement)",

@@ -11,6 +11,7 @@ through the registry (:func:`raterstats.models.model_class`,
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -58,6 +59,8 @@ from raterstats.defaults import (
 )
 from raterstats.demo import CATEGORICAL_DRAWS, ORDINAL_DRAWS
 from raterstats.files import write_atomic
+from raterstats.formatting import visible_lines
+from raterstats.health import ConvergenceWarning, fit_health
 from raterstats.inference import SAMPLERS
 from raterstats.models import MACE, registered_models
 from raterstats.ranking import rank_methods
@@ -346,7 +349,9 @@ def fit(
         "random_seed": int(s.option("fit", "seed", seed, RANDOM_SEED)),
     }
     ratings = load_ratings(s)
-    with spinner(f"fitting {spec!r} ({settings['method']})") as say:
+    with spinner(f"fitting {spec!r} ({settings['method']})") as say, warnings.catch_warnings():
+        # the fit's health is printed below, line by line, instead of as a Python warning
+        warnings.simplefilter("ignore", ConvergenceWarning)
         try:
             dt = spec.fit(ratings, progress=False, **settings)
         except ModelInputError:
@@ -358,6 +363,8 @@ def fit(
     info = {"file": str(target), **{k: dt.attrs[k] for k in dt.attrs}}
     if "diverging" in dt["sample_stats"].data_vars:
         info["divergences"] = int(dt["sample_stats"]["diverging"].sum())
+    health = fit_health(dt)
+    info["health_lines"] = list(health.lines)
     gold = gold_report(dt, ratings)  # gold labels are a check unless --use-gold
     if gold is not None:
         info["gold_check"] = gold[1]
@@ -368,6 +375,7 @@ def fit(
             f"{info['model']} fitted by {info['method']} in {float(info['fit_seconds']):.1f} s; "
             f"written to {target}"
         )
+        typer.echo(visible_lines(("health: " if health.ok else "health: FAILED: ") + health.text))
         if gold is not None:
             echo_gold("fit", *gold)
 
@@ -449,8 +457,10 @@ def rank(
         except (ValueError, KeyError, TypeError) as err:
             raise fail(f"rank: {err}") from None
     print_frame(rank_table(ds), as_json=as_json, csv=csv)
-    if ds.attrs.get("constant_scores"):  # null intervals that are not certainty
+    # null intervals that are not certainty (one draw: the uncertainty note says it)
+    if ds.attrs.get("constant_scores") and ds.attrs.get("n_draws") != 1:
         typer.echo(f"rank: note: {ds.attrs['constant_scores']}", err=True)
+    result_notes("rank", ds)
 
 
 # ----------------------------------------------------------------------------- designs
@@ -510,6 +520,19 @@ def designs(
         except (ValueError, KeyError) as err:
             raise fail(f"designs: {err}") from None
     print_frame(design_table(ds), as_json=as_json, csv=csv)
+    if ds.attrs.get("ppc_readout"):  # stdout holds only the JSON with --json
+        readout = "Posterior predictive checks:\n" + str(ds.attrs["ppc_readout"])
+        typer.echo(visible_lines(readout), err=as_json)
+    result_notes("designs", ds)
+
+
+def result_notes(command: str, ds: Any) -> None:
+    """Print a result's ``fit_warning`` and ``uncertainty_note`` (see
+    :func:`raterstats.health.flag_result`) on stderr as ``COMMAND: warning: ...`` and
+    ``COMMAND: note: ...``."""
+    for key, kind in (("fit_warning", "warning"), ("uncertainty_note", "note")):
+        if ds.attrs.get(key):
+            typer.echo(visible_lines(f"{command}: {kind}: {ds.attrs[key]}"), err=True)
 
 
 # ----------------------------------------------------------------------------- report

@@ -24,8 +24,10 @@ from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.agreement import intra_rater_agreement, krippendorff_alpha, randolph_kappa
 from raterstats.checks import check_counts
+from raterstats.health import flag_result
 from raterstats.intervals import SAMPLE_DIMS, eti, eti_np
 from raterstats.models import OrdinalRaters, is_fit_of
+from raterstats.ppc_readout import ppc_readout_text
 from raterstats.ratings import Ratings
 
 
@@ -170,7 +172,10 @@ def compare_designs(
         values ``kappa_observed`` / ``alpha_observed``, ``p_kappa_higher`` /
         ``p_alpha_higher`` (share of replicates where ``design`` beats ``design_b``) and the
         posterior predictive p-values ``kappa_ppp`` / ``alpha_ppp`` (share of replicates
-        with a value at least the observed one).
+        with a value at least the observed one), and ``attrs["ppc_readout"]``: that check
+        in words, one line per statistic x dimension x design
+        (:func:`raterstats.diagnostics.ppc_readout`). ``attrs["fit_warning"]`` /
+        ``attrs["uncertainty_note"]``: the fit's health (:func:`raterstats.health.flag_result`).
 
     Notes
     -----
@@ -214,6 +219,7 @@ def compare_designs(
         coords={"dimension": dims, "design": designs, "design_b": designs},
         attrs={"ci_prob": ci_prob, "n_replicates": n_replicates},
     )
+    flag_result(out, dt)
     if not n_replicates:
         return out
     rng = np.random.default_rng(random_seed)
@@ -261,6 +267,7 @@ def compare_designs(
             .transpose("dimension", "design", "design_b")
         )
         out[f"{name}_ppp"] = (da >= out[f"{name}_observed"]).mean("replicate")
+    out.attrs["ppc_readout"] = ppc_readout_text(out, ci_prob=ci_prob)
     return out
 
 

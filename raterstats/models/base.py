@@ -88,6 +88,7 @@ import xarray as xr
 from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.checks import check_arguments, choice_problem, flag_problem
+from raterstats.health import assess_fit, stamp_health
 from raterstats.inference import Density, resolve_seed, run_density, run_inference
 from raterstats.inference_checks import sampler_argument_problems
 from raterstats.lazy import LazyModule
@@ -258,6 +259,11 @@ class Model:
         reads the options that apply to it (see :func:`~raterstats.rank_systems`) and
         ignores the others."""
         raise _unanswered(self, "system_score_draws", "system scores")
+
+    def convergence_problems(self, dt: xr.DataTree) -> list[str]:
+        """The model's own convergence checks of a NUTS fit beyond R-hat / ESS (e.g. label
+        switching of latent-class models), each problem in words; default: none."""
+        return []
 
     def __init__(self, *, priors: Mapping[str, Any] | None = None, **options: Any) -> None:
         problems = []
@@ -616,6 +622,8 @@ class Model:
                 "fit_seconds": float(time.perf_counter() - t0),
             }
         )
+        extra = self.convergence_problems(dt) if method == "nuts" else []
+        stamp_health(dt, assess_fit(dt, model_problems=extra))
         return dt
 
 

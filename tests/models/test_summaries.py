@@ -109,11 +109,17 @@ def test_fits_store_each_units_system_and_question(em_fits, small_archehr):
 @pytest.mark.parametrize("name", ["mace", "dawid_skene"])
 def test_rater_summary_and_item_posterior_dispatch_to_the_model(name, em_fits):
     dt = em_fits[name]
+    from raterstats.diagnostics import flag_result
+
     model = model_from_datatree(dt)
-    xr.testing.assert_identical(rater_summary(dt), model.rater_summary(dt, ci_prob=ci_prob()))
+    # the functions add the fit's health (issue 17) to the model's answer
     xr.testing.assert_identical(
-        item_posterior(dt, coverage=0.7), model.item_posterior(dt, coverage=0.7)
+        rater_summary(dt), flag_result(model.rater_summary(dt, ci_prob=ci_prob()), dt)
     )
+    xr.testing.assert_identical(
+        item_posterior(dt, coverage=0.7), flag_result(model.item_posterior(dt, coverage=0.7), dt)
+    )
+    assert "EM point estimate" in rater_summary(dt).attrs["uncertainty_note"]
     summ = rater_summary(dt, ci_prob=0.5)
     assert summ.attrs["ci_prob"] == 0.5 and summ.attrs["model"] == name
     quantities = {"mace": ("competence", "spam", "typical_competence"),

@@ -37,6 +37,7 @@ from raterstats.models.latent_class.reference import (
     segment_sum_np,
     table_layout,
 )
+from raterstats.models.latent_class.summaries import label_switching
 from raterstats.schema import UNIT_SEP
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "data_from_groups",
     "ds_rating_table",
     "entropy_np",
+    "label_switching",
     "log_joint_np",
     "logsumexp_np",
     "mace_rating_table",

@@ -223,6 +223,11 @@ class LatentClassModel(Model):
             },
         )
 
+    def convergence_problems(self, dt: xr.DataTree) -> list[str]:
+        """Label switching: chains that converged to a permuted labelling of a dimension
+        (see :func:`raterstats.diagnostics.label_switching`)."""
+        return summaries.label_switching(self, dt)
+
     # -- post-fit questions (the registry's; see raterstats.models.base.Model)
     def item_posterior(self, dt: xr.DataTree, *, coverage: float | None) -> xr.Dataset:
         """Posterior probability of each true label per item and dimension (see

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 import xarray as xr
+from scipy.optimize import linear_sum_assignment
 
 from raterstats import schema as S
 from raterstats.intervals import summarize_draws
@@ -299,11 +300,51 @@ def system_score_draws(
     return draws
 
 
+def label_switching(
+    model: LatentClassModel, dt: xr.DataTree, *, threshold: float = 0.5
+) -> list[str]:
+    """Chains whose label posterior is a permutation of chain 0's, per dimension, in words
+    (see :func:`raterstats.diagnostics.label_switching`)."""
+    post = dt["posterior"].to_dataset()
+    if post.sizes["chain"] < 2:
+        return []
+    data = fit_data(dt)
+    labels = []
+    for c in range(post.sizes["chain"]):
+        prob, _ = model.draws_summary(post.isel(chain=[c]), data, loglik=False)
+        labels.append(np.argmax(prob, axis=-1)[data.unit_pattern])
+    out = []
+    for d, dname in enumerate(data.dimensions):
+        k = int(data.n_categories[d])
+        sel = data.unit_dim == d
+        base = labels[0][sel]
+        for c in range(1, len(labels)):
+            other = labels[c][sel]
+            conf = np.zeros((k, k))
+            np.add.at(conf, (other, base), 1)
+            row, col = linear_sum_assignment(-conf)
+            perm = dict(zip(row.tolist(), col.tolist(), strict=True))
+            gain = (conf[row, col].sum() - np.trace(conf)) / max(1, sel.sum())
+            if any(a != b for a, b in perm.items()) and gain >= threshold:
+                pairs = ", ".join(
+                    f"{data.categories[d][a]}->{data.categories[d][b]}"
+                    for a, b in perm.items()
+                    if a != b
+                )
+                out.append(
+                    f"chain {c} converged to a permuted labelling of dimension {dname!r} "
+                    f"(relative to chain 0: {pairs}; agreement {np.trace(conf) / sel.sum():.2f} "
+                    f"as labelled, {conf[row, col].sum() / sel.sum():.2f} after permuting)"
+                )
+    return out
+
+
 __all__ = [
     "LABEL_SCORES",
     "fit_data",
     "item_posterior",
     "label_prob_draws",
+    "label_switching",
     "rater_summary",
     "system_score_draws",
     "unit_label_prob",
