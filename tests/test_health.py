@@ -300,28 +300,37 @@ def test_cli_designs_prints_the_readout_and_the_warning(tiny_ordinal_fit, tmp_pa
     assert "Posterior predictive checks:" in res.stderr
 
 
-def test_vectorised_convergence_statistics_match_arviz_stats():
-    """The health check computes R-hat and ESS for all parameters at once
-    (raterstats.convergence); the numbers are arviz-stats' own, ties, constants, NaN,
-    short and single chains included."""
+def test_parameter_checks_are_arviz_stats_numbers_in_the_right_rows():
+    """The health check stacks every scalar parameter into one array for arviz-stats'
+    array functions; each row of its table holds arviz-stats' own R-hat and ESS of that
+    parameter (several variables and shapes, ties, a constant, an indicator)."""
     import arviz_stats as azs
 
-    from raterstats.convergence import convergence_stats
+    from raterstats.health import parameter_checks
 
     rng = np.random.default_rng(1)
-    for n_params, n_chains, n_draws in [(40, 4, 300), (30, 2, 31), (10, 1, 50), (10, 3, 7)]:
-        phi = rng.uniform(-0.5, 0.99, size=n_params)
-        x = rng.normal(size=(n_params, n_chains, n_draws))
-        for t in range(1, n_draws):
-            x[:, :, t] += phi[:, None] * x[:, :, t - 1]
-        x[0] = 1.0  # constant
-        x[1, 0] += 2.0  # one chain elsewhere
-        x[2] = np.round(x[2])  # ties
-        x[3] = x[3] > 0  # an indicator
-        x[4, 0, 3] = np.nan
-        post = xr.Dataset({"p": (("chain", "draw", "k"), np.moveaxis(x, 0, -1))})
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            ref = [azs.rhat(post), azs.ess(post, method="bulk"), azs.ess(post, method="tail")]
-        for ours, theirs in zip(convergence_stats(x), ref, strict=True):
-            np.testing.assert_allclose(ours, theirs["p"].values, rtol=1e-9, equal_nan=True)
+    x = rng.normal(size=(4, 300, 6)).cumsum(axis=1) * 0.05 + rng.normal(size=(4, 300, 6))
+    x[..., 0] = 1.0  # constant
+    x[..., 2] = np.round(x[..., 2])  # ties
+    x[..., 3] = x[..., 3] > 0  # an indicator
+    post = xr.Dataset(
+        {
+            "a": (("chain", "draw", "k"), x),
+            "b": (("chain", "draw"), rng.normal(size=(4, 300))),
+            "c": (("chain", "draw", "i", "j"), x[..., :4].reshape(4, 300, 2, 2)),
+        },
+        coords={"k": list("uvwxyz")},
+    )
+    table = parameter_checks(xr.DataTree(children={"posterior": xr.DataTree(post)})).table
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ref = {
+            "rhat": azs.rhat(post),
+            "ess_bulk": azs.ess(post, method="bulk"),
+            "ess_tail": azs.ess(post, method="tail"),
+        }
+    for col, ds in ref.items():
+        expected = np.concatenate([ds[v].values.ravel() for v in ("a", "b", "c")])
+        np.testing.assert_allclose(table[col].to_numpy(), expected, rtol=1e-9, equal_nan=True)
+    assert table["variable"].to_list() == ["a"] * 6 + ["b"] + ["c"] * 4
+

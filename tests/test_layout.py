@@ -42,7 +42,6 @@ LAYERS: dict[str, int] = {
     "raterstats.provenance": 0,
     "raterstats.files": 0,
     "raterstats.ppc_readout": 0,
-    "raterstats.convergence": 0,
     "raterstats.scales": 1,
     "raterstats.rating_arrays": 2,
     "raterstats.recode": 2,
