@@ -211,7 +211,8 @@ def parameter_checks(
     ess_min: float = ESS_MIN,
 ) -> ParameterChecks:
     """R-hat, bulk and tail ESS (arviz-stats' array functions, one call each on every
-    scalar parameter stacked into one ``(parameter, chain, draw)`` array) of a NUTS fit, and its divergences, tree-depth hits and E-BFMI per chain.
+    scalar parameter stacked into one ``(parameter, chain, draw)`` array) of a NUTS fit,
+    and its divergences, tree-depth hits and E-BFMI per chain.
 
     A parameter that is constant over all draws (padding of categories absent from a
     dimension) is not counted as failing.
