@@ -202,7 +202,6 @@ def _rhat_ess(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (np.asarray(r, dtype=float), np.asarray(eb, dtype=float), np.asarray(et, dtype=float))
 
 
-
 def parameter_checks(
     dt: xr.DataTree,
     *,

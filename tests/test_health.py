@@ -333,4 +333,3 @@ def test_parameter_checks_are_arviz_stats_numbers_in_the_right_rows():
         expected = np.concatenate([ds[v].values.ravel() for v in ("a", "b", "c")])
         np.testing.assert_allclose(table[col].to_numpy(), expected, rtol=1e-9, equal_nan=True)
     assert table["variable"].to_list() == ["a"] * 6 + ["b"] + ["c"] * 4
-
