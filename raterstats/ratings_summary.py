@@ -15,6 +15,7 @@ import polars as pl
 from raterstats import schema as S
 from raterstats.formatting import escape_markdown, escape_markdown_cell, markdown_table
 from raterstats.provenance import ColumnGuess, Exclusion
+from raterstats.scales import scale_text
 
 if TYPE_CHECKING:
     from raterstats.ratings import Ratings
@@ -162,7 +163,7 @@ class RatingsSummary:
             dimensions=r.dimensions,
             designs=r.designs,
             systems=r.systems,
-            scales={k: repr(v) for k, v in r.scales.items()},
+            scales={k: scale_text(v) for k, v in r.scales.items()},
             cells=cells,
             raters=raters,
             exclusions=meta.exclusions,

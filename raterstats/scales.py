@@ -630,3 +630,27 @@ class SegmentRule:
 
 _RULE_KINDS: tuple[RuleKind, ...] = ("any_negative", "any_positive", "mean", "min", "max")
 SEGMENT_RULES: dict[str, SegmentRule] = {k: SegmentRule(k) for k in _RULE_KINDS}
+
+
+def scale_text(scale: Scale) -> str:
+    """A scale as a person writes it (for reports and summaries), not its Python form.
+
+    Examples
+    --------
+    >>> print(scale_text(OrdinalScale.likert(5)))  # doctest: +NORMALIZE_WHITESPACE
+    ordinal, 5 levels (likert5): 1 Disagree < 2 Partially disagree < 3 Neutral
+    < 4 Partially agree < 5 Agree
+    >>> scale_text(NominalScale(["yes", "no"])), scale_text(IntervalScale(0, 100))
+    ('nominal, 2 categories: yes, no', 'interval: a number in [0, 100]')
+    """
+    if isinstance(scale, CategoricalScale):
+        labels = scale.labels or (None,) * scale.n_levels
+        shown = [
+            format_level(lv) + (f" {lab}" if lab and lab != format_level(lv) else "")
+            for lv, lab in zip(scale.levels, labels, strict=True)
+        ]
+        named = f" ({scale.name})" if scale.name else ""
+        if isinstance(scale, OrdinalScale):
+            return f"ordinal, {scale.n_levels} levels{named}: " + " < ".join(shown)
+        return f"nominal, {scale.n_levels} categories{named}: " + ", ".join(shown)
+    return f"{scale.kind}: {scale.expected()}"

@@ -1,4 +1,4 @@
-"""Formatting helpers of the demo's tables: posterior intervals as tidy frames and
+"""Formatting helpers of the analysis' tables: posterior intervals as tidy frames and
 "mean [low, high]" text cells. Intervals come from :mod:`raterstats.intervals`, tables are
 written with :func:`raterstats.formatting.markdown_table` by the sections."""
 
@@ -60,22 +60,24 @@ def format_interval(
 
 
 def agreement_wide(table: pl.DataFrame) -> pl.DataFrame:
-    """An :func:`~raterstats.agreement.agreement_table` of the demo's schemes with the
-    estimates and intervals as text, one row per scheme and dimension, one column per
-    statistic.
+    """An :func:`~raterstats.agreement.agreement_table` with the estimates and intervals as
+    text, one row per cell (its keys: the columns between ``statistic`` and ``estimate``,
+    e.g. scheme and dimension), one column per statistic.
 
     Examples
     --------
-    >>> t = pl.DataFrame({"scheme": ["s"], "dimension": ["x"], "statistic": ["kappa"],
+    >>> t = pl.DataFrame({"statistic": ["kappa"], "scheme": ["s"], "dimension": ["x"],
     ...                   "estimate": [0.5], "ci_low": [0.4], "ci_high": [0.6]})
     >>> agreement_wide(t).row(0)
     ('s', 'x', '0.5 [0.4, 0.6]')
     """
+    cols = table.columns
+    keys = [c for c in cols[: cols.index("estimate")] if c != "statistic"]
     cell = format_interval(3, mean="estimate", low="ci_low", high="ci_high")
     return (
-        table.with_columns(cell.alias("value"))
-        .pivot(on="statistic", index=["scheme", "dimension"], values="value")
-        .sort("scheme", "dimension")
+        table.with_columns(cell.fill_null("undefined").alias("value"))
+        .pivot(on="statistic", index=keys, values="value")
+        .sort(keys)
     )
 
 

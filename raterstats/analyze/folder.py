@@ -1,4 +1,4 @@
-"""The demo's report folder: where each table, figure and JSON file goes, and the list of
+"""The report folder of an analysis: where each table, figure and JSON file goes, and the list of
 files written, in order (the report's "Files" section)."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ if TYPE_CHECKING:
     import polars as pl
     from matplotlib.figure import Figure
 
-#: resolution of the demo's PNG figures
+#: resolution of the PNG figures
 DPI = 120
 
 
 @dataclass
 class ReportFolder:
-    """A folder that the demo writes its files to, remembering each file in order.
+    """A folder that an analysis writes its files to, remembering each file in order.
 
     Examples
     --------
