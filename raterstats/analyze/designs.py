@@ -4,6 +4,7 @@ annotation of sentence-level designs and the annotation budget."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import polars as pl
@@ -11,7 +12,7 @@ import xarray as xr
 
 from raterstats import schema as S
 from raterstats.analyze.context import Context
-from raterstats.analyze.health import banners, ppc_sentence
+from raterstats.analyze.health import POINT_METHODS, banners, ppc_sentence
 from raterstats.analyze.tables import format_interval
 from raterstats.formatting import escape_markdown, markdown_table
 from raterstats.ratings import Ratings
@@ -51,14 +52,34 @@ def _cell(mean: str, low: str, high: str, name: str, digits: int | None = None) 
     return format_interval(digits, mean=mean, low=low, high=high).alias(name)
 
 
+def _ppc_words(cmp: xr.Dataset, designs: list[str]) -> list[str]:
+    """Whether the model reproduces each design's observed kappa and alpha, in words."""
+    words = []
+    for dim in cmp["dimension"].values:
+        for des in designs:
+            for var, name in (("kappa", "Randolph's kappa"), ("alpha", "Krippendorff's alpha")):
+                sel = {"dimension": dim, "design": des}
+                text = ppc_sentence(
+                    name,
+                    f"{dim} / {des}",
+                    float(cmp[f"{var}_observed"].sel(sel)),
+                    float(cmp[f"{var}_mean"].sel(sel)),
+                    float(cmp[f"{var}_ppp"].sel(sel)),
+                )
+                words.append("- " + escape_markdown(text))
+    return words
+
+
 def _reliability_by_design(dt: xr.DataTree, ctx: Context) -> list[str]:
     from raterstats.design import compare_designs, design_table
     from raterstats.plots import agreement_bars
 
+    point = str(dt.attrs.get("method", "nuts")) in POINT_METHODS
+    level_map = collapse_map(ctx, by="code")
     cmp = compare_designs(
         dt,
-        n_replicates=N_REPLICATES,
-        level_map=collapse_map(ctx, by="code"),
+        n_replicates=0 if point else N_REPLICATES,
+        level_map=level_map,
         ci_prob=ctx.ci_prob,
         random_seed=ctx.seed,
     )
@@ -86,52 +107,50 @@ def _reliability_by_design(dt: xr.DataTree, ctx: Context) -> list[str]:
     p_rows = []
     for dim in cmp["dimension"].values:
         row: dict[str, Any] = {"dimension": str(dim)}
-        for a in designs:
-            for b in designs:
-                if a < b or (len(designs) == 2 and a > b):
-                    sel = {"dimension": dim, "design": a, "design_b": b}
-                    row[f"P(reliability {a} > {b})"] = round(
-                        float(cmp["p_more_reliable"].sel(sel)), 3
-                    )
-                    row[f"P(kappa {a} > {b})"] = round(float(cmp["p_kappa_higher"].sel(sel)), 3)
+        for a, b in itertools.combinations(sorted(designs, reverse=True), 2):
+            sel = {"dimension": dim, "design": a, "design_b": b}
+            row[f"P(reliability {a} > {b})"] = round(float(cmp["p_more_reliable"].sel(sel)), 3)
+            if not point:
+                row[f"P(kappa {a} > {b})"] = round(float(cmp["p_kappa_higher"].sel(sel)), 3)
         p_rows.append(row)
-    show = tab.select(
-        "dimension",
-        "design",
+    columns = [
         _cell("reliability", "reliability_low", "reliability_high", "model reliability"),
-        _cell("kappa_mean", "kappa_low", "kappa_high", "predicted kappa"),
-        pl.col("kappa_observed").alias("observed kappa"),
-        _cell("alpha_mean", "alpha_low", "alpha_high", "predicted alpha"),
-        pl.col("alpha_observed").alias("observed alpha"),
-    )
-    words = []
-    for dim in cmp["dimension"].values:
-        for des in designs:
-            for var, name in (("kappa", "Randolph's kappa"), ("alpha", "Krippendorff's alpha")):
-                sel = {"dimension": dim, "design": des}
-                words.append(
-                    "- "
-                    + escape_markdown(
-                        ppc_sentence(
-                            name,
-                            f"{dim} / {des}",
-                            float(cmp[f"{var}_observed"].sel(sel)),
-                            float(cmp[f"{var}_mean"].sel(sel)),
-                            float(cmp[f"{var}_ppp"].sel(sel)),
-                        )
-                    )
-                )
-    scale = (
-        f" on the scale collapsed by {ctx.options.collapse}" if collapse_map(ctx, by="code") else ""
-    )
+    ]
+    if not point:
+        columns += [
+            _cell("kappa_mean", "kappa_low", "kappa_high", "predicted kappa"),
+            pl.col("kappa_observed").alias("observed kappa"),
+            _cell("alpha_mean", "alpha_low", "alpha_high", "predicted alpha"),
+            pl.col("alpha_observed").alias("observed alpha"),
+        ]
+    show = tab.select("dimension", "design", *columns)
+    scale = f" on the scale collapsed by {ctx.options.collapse}" if level_map else ""
+    if point:
+        checked = [
+            "No posterior predictive check of agreement: the fit is a point estimate, so "
+            "replicated studies would carry no posterior uncertainty.",
+            "",
+        ]
+        what = "Model-implied reliability (share of latent variance due to the rated unit, "
+        what += "human raters)."
+    else:
+        checked = [
+            "Does the model reproduce the observed agreement of each design?",
+            "",
+            *_ppc_words(cmp, designs),
+            "",
+        ]
+        what = (
+            "Model-implied reliability (share of latent variance due to the rated unit, human "
+            "raters) and posterior predictive Randolph's kappa and Krippendorff's alpha "
+            f"(ordinal){scale}, from {N_REPLICATES} replicated studies (units: items for "
+            "whole-item designs, sentences for sentence-level ones; "
+            f"{100 * float(cmp.attrs['ci_prob']):g}% intervals), next to the observed values."
+        )
     return [
         "### Reliability by design",
         "",
-        "Model-implied reliability (share of latent variance due to the rated unit, human "
-        "raters) and posterior predictive Randolph's kappa and Krippendorff's alpha "
-        f"(ordinal){scale}, from {N_REPLICATES} replicated studies (units: items for "
-        "whole-item designs, sentences for sentence-level ones; "
-        f"{100 * float(cmp.attrs['ci_prob']):g}% intervals), next to the observed values.",
+        what,
         "",
         *banners(cmp, dt),
         "![Model-implied reliability by design](reliability_by_design.png)",
@@ -140,10 +159,7 @@ def _reliability_by_design(dt: xr.DataTree, ctx: Context) -> list[str]:
         "",
         markdown_table(pl.DataFrame(p_rows)),
         "",
-        "Does the model reproduce the observed agreement of each design?",
-        "",
-        *words,
-        "",
+        *checked,
     ]
 
 

@@ -68,7 +68,7 @@ def _model_part(
 
     dt = fit_.dt
     ordinal = fit_ in ctx.fits_of("ordinal")
-    lines = [*banners(model, dt)]
+    lines: list[str] = []
     multi = "design" in model.dims and model.sizes["design"] > 1
     heat = model.isel(design=0, drop=True) if "design" in model.dims else model
     # the ordinal model's fair averages of every design are the same increasing function

@@ -33,8 +33,31 @@ def analyze_options(s: Study, given: dict[str, Any]) -> Any:
     error (exit 2) naming what is wrong."""
     from raterstats.analyze import AnalyzeOptions
 
+    g = given.get
+    # each key read by name, so that the schema test sees every key the command reads
+    values = {
+        "title": s.option("analyze", "title", g("title"), None),
+        "models": s.option("analyze", "models", g("models"), ["auto"]),
+        "method": s.option("analyze", "method", g("method"), None),
+        "sampler": s.option("analyze", "sampler", g("sampler"), None),
+        "draws": s.option("analyze", "draws", g("draws"), None),
+        "tune": s.option("analyze", "tune", g("tune"), None),
+        "chains": s.option("analyze", "chains", g("chains"), None),
+        "n_boot": s.option("analyze", "n_boot", g("n_boot"), N_BOOT),
+        "seed": s.option("analyze", "seed", g("seed"), RANDOM_SEED),
+        "ci": s.option("analyze", "ci", g("ci"), None),
+        "statistics": s.option("analyze", "statistics", None, None),
+        "categorical_collapse": s.option(
+            "analyze", "categorical_collapse", g("categorical_collapse"), None
+        ),
+        "score_map": s.option("analyze", "score_map", g("score_map"), None),
+        "schemes": s.option("analyze", "schemes", None, {}),
+        "skip": s.option("analyze", "skip", g("skip"), ()),
+        "projections": s.option("analyze", "projections", g("projections"), True),
+    }
+
     def opt(key: str, default: Any = None) -> Any:
-        return s.option("analyze", key, given.get(key), default)
+        return values[key] if values[key] is not None else default
 
     models: Any = opt("models", ["auto"])
     models = [m for m in models if m != "none"]
