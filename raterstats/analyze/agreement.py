@@ -212,7 +212,8 @@ def agreement_section(ctx: Context) -> list[str]:
         "",
         f"Item-level (cluster) bootstrap, {ctx.options.n_boot} replicates, "
         f"{100 * float(a.get('ci_prob', ctx.agreement_ci)):.0f}% percentile intervals, seed "
-        f"{ctx.seed}; sentence ratings resample whole answers. "
+        f"{ctx.seed}"
+        + ("; sentence ratings resample whole items. " if ctx.ratings.has_segments else ". ")
         + (
             "Statistics chosen by each dimension's scale: nominal statistics for every "
             "categorical scale, their ordinal and interval versions for ordinal scales, "

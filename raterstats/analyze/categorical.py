@@ -38,11 +38,7 @@ def _quality(dt: xr.DataTree, ctx: Context, stem: str) -> list[str]:
     n_raters = frame["rater"].n_unique()
     point = str(dt.attrs.get("method", "nuts")) in POINT_METHODS
     if n_raters <= MAX_RATERS_SHOWN:
-        value = (
-            pl.col(f"{q}_mean").round(2).cast(pl.String)
-            if point
-            else format_interval(2, mean=f"{q}_mean", low=f"{q}_low", high=f"{q}_high")
-        )
+        value = format_interval(2, mean=f"{q}_mean", low=f"{q}_low", high=f"{q}_high", point=point)
         tab = (
             frame.with_columns(value.alias("value"), cell.alias("cell"))
             .pivot(on="cell", index="rater", values="value")
@@ -67,8 +63,9 @@ def _quality(dt: xr.DataTree, ctx: Context, stem: str) -> list[str]:
             .sort("cell")
         )
         head = (
-            f"### Rater {q}: spread over the {n_raters} raters (posterior means; every "
-            f"rater with its interval in `{stem}_{q}.csv`)"
+            f"### Rater {q}: spread over the {n_raters} raters "
+            f"({'point estimates' if point else 'posterior means'}; every rater in "
+            f"`{stem}_{q}.csv`)"
         )
     return [head, "", *banners(dt), markdown_table(tab), ""]
 

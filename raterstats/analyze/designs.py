@@ -48,8 +48,10 @@ def collapse_map(ctx: Context, *, by: str) -> dict[Any, float] | None:
     return {float(v): target[c] for v, c in zip(scales[0].values, codes, strict=True)}
 
 
-def _cell(mean: str, low: str, high: str, name: str, digits: int | None = None) -> pl.Expr:
-    return format_interval(digits, mean=mean, low=low, high=high).alias(name)
+def _cell(
+    mean: str, low: str, high: str, name: str, digits: int | None = None, point: bool = False
+) -> pl.Expr:
+    return format_interval(digits, mean=mean, low=low, high=high, point=point).alias(name)
 
 
 def _ppc_words(cmp: xr.Dataset, designs: list[str]) -> list[str]:
@@ -114,7 +116,9 @@ def _reliability_by_design(dt: xr.DataTree, ctx: Context) -> list[str]:
                 row[f"P(kappa {a} > {b})"] = round(float(cmp["p_kappa_higher"].sel(sel)), 3)
         p_rows.append(row)
     columns = [
-        _cell("reliability", "reliability_low", "reliability_high", "model reliability"),
+        _cell(
+            "reliability", "reliability_low", "reliability_high", "model reliability", point=point
+        ),
     ]
     if not point:
         columns += [
@@ -188,7 +192,8 @@ def _partial_annotation(ctx: Context, design: str) -> list[str]:
     ctx.folder.csv(frame, name)
     proj = None
     fit_ = ctx.ordinal_fit
-    if fit_ is not None and design in [str(g) for g in fit_.dt["posterior"]["design"].values]:
+    fitted: Any = [] if fit_ is None else fit_.dt["posterior"].to_dataset()["design"].values
+    if fit_ is not None and design in [str(g) for g in fitted]:
         proj = reliability_projection(fit_.dt, n_raters=[1], n_sentences=part["k"].values).sel(
             design=design
         )

@@ -52,9 +52,10 @@ def plan_models(
             planned["categorical"].append(MACE)
         else:
             why["categorical"] = (
-                "no dimension is on a nominal or two-level scale and no collapse was asked "
-                "(analyze option collapse, e.g. likert5_to_3); ask for one, or name a "
-                "categorical model (models=('mace',)), to fit one to ordinal ratings"
+                "no dimension is on a nominal or two-level scale and no collapse was asked; "
+                "to fit a categorical model to ordinal ratings, ask for a collapse "
+                "(--categorical-collapse likert5_to_3; in Python collapse=) or name the "
+                "model (--model mace; models=)"
             )
         if not not_ordinal:
             planned["ordinal"].append(OrdinalRaters)

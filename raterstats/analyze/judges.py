@@ -35,11 +35,12 @@ def judge_section(ctx: Context) -> list[str]:
         "",
     ]
     fit_ = ctx.ordinal_fit
-    if fit_ is not None and not bool(fit_.dt["constant_data"]["rater_is_human"].values.all()):
+    is_human = None if fit_ is None else fit_.dt["constant_data"].to_dataset()["rater_is_human"]
+    if fit_ is not None and is_human is not None and not bool(is_human.values.all()):
         jv = judge_vs_experts(fit_.dt, ci_prob=ctx.ci_prob)
         ctx.folder.csv(jv, "judge_vs_experts.csv")
         judge, human = ~pl.col("is_human"), pl.col("is_human")
-        n = jv.group_by("dimension", "design").len()["len"].max()
+        n = int(jv.group_by("dimension", "design").len()["len"].max())  # type: ignore[arg-type]
         summ = (
             jv.filter(judge)
             .join(

@@ -9,7 +9,7 @@ import xarray as xr
 
 from raterstats.analyze.context import Context
 from raterstats.analyze.fits import fit, model_ratings
-from raterstats.analyze.health import banners, health_lines
+from raterstats.analyze.health import POINT_METHODS, banners, health_lines
 from raterstats.analyze.tables import format_interval, interval_frame
 from raterstats.formatting import escape_markdown, markdown_table
 
@@ -17,9 +17,15 @@ from raterstats.formatting import escape_markdown, markdown_table
 MAX_RATERS_SHOWN = 30
 
 
-def _pivot_intervals(frame: pl.DataFrame, on: str, index: list[str]) -> pl.DataFrame:
+def _point(dt: xr.DataTree) -> bool:
+    return str(dt.attrs.get("method", "nuts")) in POINT_METHODS
+
+
+def _pivot_intervals(
+    frame: pl.DataFrame, on: str, index: list[str], dt: xr.DataTree
+) -> pl.DataFrame:
     return (
-        frame.with_columns(format_interval().alias("value"))
+        frame.with_columns(format_interval(point=_point(dt)).alias("value"))
         .pivot(on=on, index=index, values="value")
         .sort(index)
     )
@@ -36,9 +42,9 @@ def _fair_averages(dt: xr.DataTree, ctx: Context) -> list[str]:
     n_sys = fair["system"].n_unique()
     # few systems: one column per system; many: one row per system, a column per design
     tab = (
-        _pivot_intervals(fair, "system", ["dimension", "design"])
+        _pivot_intervals(fair, "system", ["dimension", "design"], dt)
         if n_sys <= 6
-        else _pivot_intervals(fair, "design", ["dimension", "system"])
+        else _pivot_intervals(fair, "design", ["dimension", "system"], dt)
     )
     if fair["design"].n_unique() == 1 and n_sys <= 6:
         tab = tab.drop("design")
@@ -56,8 +62,8 @@ def _reliability(dt: xr.DataTree, ctx: Context) -> list[str]:
 
     rel = interval_frame(reliability(dt), "reliability", ctx.ci_prob)
     ctx.folder.csv(rel.drop("quantity"), "ordinal_reliability.csv")
-    tab = _pivot_intervals(rel, "design", ["dimension"])
-    designs = [str(g) for g in dt["posterior"]["design"].values]
+    tab = _pivot_intervals(rel, "design", ["dimension"], dt)
+    designs = [str(g) for g in dt["posterior"].to_dataset()["design"].values]
     if len(designs) == 2:
         a, b = sorted(designs, reverse=True)
         p = prob_more_reliable(dt, a, b)
@@ -99,7 +105,7 @@ def _length(dt: xr.DataTree, ctx: Context) -> list[str]:
         head,
         "",
         *banners(dt),
-        markdown_table(_pivot_intervals(frame, "design", ["dimension"])),
+        markdown_table(_pivot_intervals(frame, "design", ["dimension"], dt)),
         "",
     ]
 
@@ -126,11 +132,15 @@ def _raters(dt: xr.DataTree, ctx: Context) -> list[str]:
             "rater",
             "dimension",
             *([] if one_design else ["design"]),
-            format_interval(2, mean="severity", low="severity_low", high="severity_high").alias(
-                "severity (logits)"
-            ),
             format_interval(
-                2, mean="discrimination", low="discrimination_low", high="discrimination_high"
+                2, mean="severity", low="severity_low", high="severity_high", point=_point(dt)
+            ).alias("severity (logits)"),
+            format_interval(
+                2,
+                mean="discrimination",
+                low="discrimination_low",
+                high="discrimination_high",
+                point=_point(dt),
             ).alias("discrimination"),
             pl.col("infit").round(2),
             pl.col("outfit").round(2),

@@ -13,7 +13,7 @@ from raterstats import schema as S
 from raterstats.analyze.agreement import scale_kind
 from raterstats.analyze.context import Context, Fit, SectionSkipped
 from raterstats.analyze.data import MAX_LEVELS_SHOWN, level_order
-from raterstats.analyze.health import banners
+from raterstats.analyze.health import POINT_METHODS, banners
 from raterstats.formatting import escape_markdown, markdown_table
 from raterstats.ratings import Ratings
 
@@ -142,14 +142,33 @@ def _baseline_ratings(ctx: Context) -> tuple[Ratings | None, str]:
     return r.filter(design=designs[0]), designs[0]
 
 
-def _wide(table: pl.DataFrame) -> pl.DataFrame:
-    cell = pl.format(
-        "{} [{}, {}] (E rank {})",
-        pl.col("score_mean").round(2),
-        pl.col("score_low").round(2),
-        pl.col("score_high").round(2),
-        pl.col("expected_rank").round(2),
-    ).alias("value")
+def _wide(table: pl.DataFrame, point: set[str]) -> pl.DataFrame:
+    """Scores with intervals and expected ranks, one column per system (few systems) or per
+    source (many); a point-estimate source (``point``: names of sources; its folded design
+    suffix included) shows its value and rank alone."""
+    is_point = (
+        pl.any_horizontal([pl.col("source").str.starts_with(p) for p in sorted(point)])
+        if point
+        else pl.lit(False)
+    )
+    cell = (
+        pl.when(is_point)
+        .then(
+            pl.format(
+                "{} (rank {})", pl.col("score_mean").round(2), pl.col("expected_rank").round(2)
+            )
+        )
+        .otherwise(
+            pl.format(
+                "{} [{}, {}] (E rank {})",
+                pl.col("score_mean").round(2),
+                pl.col("score_low").round(2),
+                pl.col("score_high").round(2),
+                pl.col("expected_rank").round(2),
+            )
+        )
+        .alias("value")
+    )
     keys = [c for c in ("dimension",) if c in table.columns]
     if table["system"].n_unique() <= MAX_SYSTEM_COLUMNS:
         return (
@@ -200,7 +219,19 @@ def ranking_section(ctx: Context) -> list[str]:
             models.append((f, rank_systems(f.dt, ci_prob=ctx.ci_prob, random_seed=ctx.seed, **kw)))
         except (ValueError, KeyError, TypeError) as err:
             refused.append(f"{f.label}: {err}")
-    sources = {("rater model" if f in ctx.fits_of("ordinal") else f.label): ds for f, ds in models}
+
+    def one_design(ds: xr.Dataset) -> xr.Dataset:
+        return ds.isel(design=0, drop=True) if ds.sizes.get("design", 0) == 1 else ds
+
+    sources = {
+        ("rater model" if f in ctx.fits_of("ordinal") else f.label): one_design(ds)
+        for f, ds in models
+    }
+    point = {
+        ("rater model" if f in ctx.fits_of("ordinal") else f.label)
+        for f, _ in models
+        if str(f.dt.attrs.get("method", "nuts")) in POINT_METHODS
+    }
     sources.update({f"raw {m}{suffix}": ds for m, ds in base.items()})
     if not sources:
         more = f" (and {len(refused) - 1} more like it)" if len(refused) > 1 else ""
@@ -224,7 +255,7 @@ def ranking_section(ctx: Context) -> list[str]:
         f"expected rank. {model_text}{base_text}",
         "",
         *banners(*[ds for _, ds in models], *[f.dt for f, _ in models], *base.values()),
-        markdown_table(_wide(table)),
+        markdown_table(_wide(table, point)),
         "",
     ]
     for f, ds in models[:1]:

@@ -42,10 +42,16 @@ def interval_frame(da: xr.DataArray, name: str, prob: float | None = None) -> pl
 
 
 def format_interval(
-    digits: int | None = 2, *, mean: str = "mean", low: str = "low", high: str = "high"
+    digits: int | None = 2,
+    *,
+    mean: str = "mean",
+    low: str = "low",
+    high: str = "high",
+    point: bool = False,
 ) -> pl.Expr:
     """The text "mean [low, high]" of three columns, by default those made by
-    :func:`interval_frame`, rounded to ``digits`` (``None``: as they are).
+    :func:`interval_frame`, rounded to ``digits`` (``None``: as they are); with
+    ``point=True`` (a point estimate: MAP, EM) the value alone, never a zero-width interval.
 
     Examples
     --------
@@ -56,6 +62,8 @@ def format_interval(
     cols = [pl.col(c) for c in (mean, low, high)]
     if digits is not None:
         cols = [c.round(digits) for c in cols]
+    if point:
+        return cols[0].cast(pl.String)
     return pl.format("{} [{}, {}]", *cols)
 
 
