@@ -36,7 +36,7 @@ def headings(report: Path) -> list[str]:
 
 def files_listed(report: Path) -> list[str]:
     files = report.read_text().split("## Files", 1)[1]
-    return re.findall(r"^- `([^`]+)`$", files, flags=re.MULTILINE)
+    return re.findall(r"^- \[`([^`]+)`\]\(\1\)$", files, flags=re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
@@ -285,3 +285,33 @@ def test_cli_analyze_usage_errors(tmp_path):
     res = runner.invoke(app, [*base, "--study", str(study)])
     assert res.exit_code == 2
     assert "[analyze] models" in res.output and "[analyze] projections" in res.output
+
+
+def test_user_strings_are_escaped_in_every_section(tmp_path):
+    """House rule: every user string escaped (dimension, design, system and rater ids)."""
+    from raterstats import OrdinalScale, read_ratings
+
+    r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    bad = {"fine": "fi|ne <b>x</b>", "safety": "sa|fe <i>y</i>", "llm-a": "sys|<u>a</u>"}
+    frame = r.data.select(
+        "item", "segment", "rater", "dimension", "design", "rating", "system", "question",
+        "rater_kind", "repeat",
+    ).with_columns(pl.col("design", "dimension", "system").replace(bad))  # fmt: skip
+    hostile = read_ratings(frame, scale=OrdinalScale.likert(5))
+    options = AnalyzeOptions(models=(), n_boot=0, collapse="likert5_to_3")
+    res = analyze(hostile, tmp_path, options=options)
+    assert "designs" in res.sections and "judges" in res.sections
+    text = res.report.read_text()
+    for raw in ("<b>", "<i>", "<u>"):
+        assert raw not in text
+    page = res.html.read_text()
+    for raw in ("<b>x</b>", "<i>y</i>", "<u>a</u>"):
+        assert raw not in page
+    header = 0
+    for line in text.splitlines():  # every table row has as many cells as its header
+        cells = len(re.split(r"(?<!\\)\|", line)) if line.startswith("|") else 0
+        if cells and not header:
+            header = cells
+        assert cells in (0, header), line
+        header = header if cells else 0
+    assert all(re.fullmatch(r"[\w.-]+", p.name) for p in res.out.iterdir())

@@ -15,12 +15,13 @@ outside this package imports from here, never from its modules.
 """
 
 from raterstats.analyze.context import Context, Fit, Progress, Section, SectionSkipped
-from raterstats.analyze.data import label_distribution
+from raterstats.analyze.data import label_distribution, wide_shares
 from raterstats.analyze.fits import plan_models
 from raterstats.analyze.health import banners, fit_health, health_lines, ppc_sentence
 from raterstats.analyze.options import AnalyzeOptions, Scheme, model_role
 from raterstats.analyze.run import AnalysisResult, analyze
 from raterstats.analyze.sections import SECTIONS
+from raterstats.analyze.tables import agreement_wide
 
 __all__ = [
     "SECTIONS",
@@ -32,6 +33,7 @@ __all__ = [
     "Scheme",
     "Section",
     "SectionSkipped",
+    "agreement_wide",
     "analyze",
     "banners",
     "fit_health",
@@ -40,4 +42,5 @@ __all__ = [
     "model_role",
     "plan_models",
     "ppc_sentence",
+    "wide_shares",
 ]

@@ -12,9 +12,10 @@ import xarray as xr
 
 from raterstats import schema as S
 from raterstats.analyze.context import Context
+from raterstats.analyze.folder import slug
 from raterstats.analyze.health import POINT_METHODS, banners, ppc_sentence
 from raterstats.analyze.tables import format_interval
-from raterstats.formatting import escape_markdown, markdown_table
+from raterstats.formatting import escape_markdown, markdown_table, plot_text
 from raterstats.ratings import Ratings
 
 #: posterior predictive replicates of the design comparison
@@ -187,7 +188,7 @@ def _partial_annotation(ctx: Context, design: str) -> list[str]:
     name = (
         "partial_annotation.csv"
         if len(_segment_designs(humans)) == 1
-        else f"partial_annotation_{design}.csv"
+        else f"partial_annotation_{slug(design)}.csv"
     )
     ctx.folder.csv(frame, name)
     proj = None
@@ -199,7 +200,10 @@ def _partial_annotation(ctx: Context, design: str) -> list[str]:
         )
     fig = name.replace(".csv", ".png")
     ctx.folder.figure(
-        partial_annotation_curves(part, proj, title=f"Partial annotation ({design} design)"), fig
+        partial_annotation_curves(
+            part, proj, title=plot_text(f"Partial annotation ({design} design)")
+        ),
+        fig,
     )
     tab = frame.select(
         "dimension",
@@ -208,7 +212,8 @@ def _partial_annotation(ctx: Context, design: str) -> list[str]:
         _cell("variance_mean", "variance_low", "variance_high", "inter-rater variance", 3),
     ).sort("dimension", "k")
     return [
-        "### Partial annotation" + ("" if name == "partial_annotation.csv" else f" ({design})"),
+        "### Partial annotation"
+        + ("" if name == "partial_annotation.csv" else f" ({escape_markdown(design)})"),
         "",
         "Item scores from k randomly chosen rated sentences (the same for all raters of "
         f"the item), {part.attrs['n_subsets']} random subsets: Spearman with the full (all "

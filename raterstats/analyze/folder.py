@@ -4,6 +4,7 @@ files written, in order (the report's "Files" section)."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,17 @@ if TYPE_CHECKING:
 
 #: resolution of the PNG figures
 DPI = 120
+
+
+def slug(text: str) -> str:
+    """``text`` as a safe part of a file name (letters, digits, ``_``, ``-``; the rest ``_``).
+
+    Examples
+    --------
+    >>> slug("fine / sentences ../x")
+    'fine___sentences____x'
+    """
+    return re.sub(r"[^A-Za-z0-9_-]", "_", text)[:60] or "_"
 
 
 @dataclass
@@ -57,4 +69,4 @@ class ReportFolder:
         write_atomic(self._add(name), lambda tmp: tmp.write_text(text))
 
 
-__all__ = ["DPI", "ReportFolder"]
+__all__ = ["DPI", "ReportFolder", "slug"]

@@ -99,7 +99,9 @@ def _length(dt: xr.DataTree, ctx: Context) -> list[str]:
     frame = pl.concat([effect, *parts], how="diagonal_relaxed")
     ctx.folder.csv(frame, "ordinal_length_effect.csv")
     head = "### Length effect (logits per SD of log length)" + (
-        f" and the {designs[0]} - {designs[1]} contrast" if len(designs) == 2 else ""
+        f" and the {escape_markdown(designs[0])} - {escape_markdown(designs[1])} contrast"
+        if len(designs) == 2
+        else ""
     )
     return [
         head,

@@ -14,7 +14,7 @@ from raterstats.analyze.agreement import scale_kind
 from raterstats.analyze.context import Context, Fit, SectionSkipped
 from raterstats.analyze.data import MAX_LEVELS_SHOWN, level_order
 from raterstats.analyze.health import POINT_METHODS, banners
-from raterstats.formatting import escape_markdown, markdown_table
+from raterstats.formatting import escape_markdown, markdown_table, plot_text
 from raterstats.ratings import Ratings
 
 #: posterior draws compared by the ranking-agreement table
@@ -75,7 +75,7 @@ def _model_part(
     # of the latent system effect, so every design has the same rank probabilities
     same = " (the same for every design)" if multi and ordinal else ""
     ctx.folder.figure(
-        rank_heatmap(heat, title=f"Rank probabilities ({fit_.label}){same}"),
+        rank_heatmap(heat, title=plot_text(f"Rank probabilities ({fit_.label}){same}")),
         "rank_probabilities.png",
     )
     lines += ["![Rank probabilities](rank_probabilities.png)", ""]
@@ -196,7 +196,8 @@ def ranking_section(ctx: Context) -> list[str]:
     lines = ["## System rankings", ""]
     refused: list[str] = []
     base_r, design = _baseline_ratings(ctx)
-    suffix = f" ({design})" if design else ""
+    raw_suffix = f" ({design})" if design else ""  # in the source names (data)
+    suffix = f" ({escape_markdown(design)})" if design else ""  # in the text
     base: dict[str, xr.Dataset] = {}
     if base_r is None:
         refused.append("raw-rating baselines: every design is rated sentence by sentence")
@@ -232,7 +233,7 @@ def ranking_section(ctx: Context) -> list[str]:
         for f, _ in models
         if str(f.dt.attrs.get("method", "nuts")) in POINT_METHODS
     }
-    sources.update({f"raw {m}{suffix}": ds for m, ds in base.items()})
+    sources.update({f"raw {m}{raw_suffix}": ds for m, ds in base.items()})
     if not sources:
         more = f" (and {len(refused) - 1} more like it)" if len(refused) > 1 else ""
         raise SectionSkipped(f"no ranking could be computed: {refused[0]}{more}")

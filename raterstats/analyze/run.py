@@ -204,7 +204,7 @@ def analyze(
         "",
         "## Files",
         "",
-        *[f"- `{p.name}`" for p in folder.files],
+        *[f"- [`{p.name}`]({p.name})" for p in folder.files],
         "",
     ]
     write_atomic(result.report, lambda tmp: tmp.write_text("\n".join(text), encoding="utf-8"))

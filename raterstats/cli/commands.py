@@ -134,7 +134,8 @@ def demo(
         if not fit_health(dt)[0]:
             typer.echo(
                 f"demo: warning: the {label} fit fails its convergence checks; the report "
-                "flags every result computed from it",
+                "flags every result computed from it; rerun with more draws "
+                "(--ordinal-draws / --categorical-draws)",
                 err=True,
             )
     typer.echo(f"Report written to {result.report.resolve()}")
