@@ -128,6 +128,8 @@ def test_snow_rte_binary_crowd_labels_from_a_study_file(tmp_path):
     assert "no system column" in skipped["System rankings"]
     assert "no ordinal model among the models asked" in skipped["Ordinal rater model"]
     assert "Gold labels, when the data have them, are not used by the fit." in report
+    methods = report.split("## Methods", 1)[1]
+    assert methods.count("use\\_gold=False") + methods.count("use_gold=False") == 2
 
 
 def test_the_built_in_study_as_a_user_would_analyse_it(tmp_path):
