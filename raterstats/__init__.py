@@ -11,6 +11,7 @@ diagnostics and ranking functions are imported on first use (module
 
 from typing import TYPE_CHECKING, Any
 
+from raterstats.analyze import AnalyzeOptions, Scheme, analyze  # eager: shares a module name
 from raterstats.exports import read_label_studio, read_mturk, read_survey
 from raterstats.ingest import Problem, RatingsError, read_ratings
 from raterstats.models import MACE, DawidSkene, LengthEffect, OrdinalRaters
@@ -68,6 +69,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "MACE",
+    "AnalyzeOptions",
     "Collapse",
     "DawidSkene",
     "Exclusion",
@@ -80,9 +82,11 @@ __all__ = [
     "Ratings",
     "RatingsError",
     "RatingsSummary",
+    "Scheme",
     "ScoreMap",
     "SegmentRule",
     "__version__",
+    "analyze",
     "annotation_budget",
     "cheapest_design",
     "compare_designs",

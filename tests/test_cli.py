@@ -28,7 +28,7 @@ def test_demo_writes_the_report(tmp_path):
     report = (out / "report.md").read_text()
     assert "## Data summary" in report
     assert "fine binary" in report
-    assert "## Agreement among the physicians" in report
+    assert "## Agreement among the human raters" in report
     assert "![Randolph's kappa by dimension and scheme](agreement_randolph_kappa.png)" in report
     for name in (
         "agreement.csv",
@@ -83,7 +83,17 @@ def test_console_script_entry_point():
 
 # ----------------------------------------------------------------------------- the new commands
 
-COMMANDS = ("demo", "validate", "agreement", "fit", "labels", "rank", "designs", "report")
+COMMANDS = (
+    "analyze",
+    "demo",
+    "validate",
+    "agreement",
+    "fit",
+    "labels",
+    "rank",
+    "designs",
+    "report",
+)
 
 
 def _registered() -> list[str]:
@@ -518,7 +528,7 @@ def test_the_data_options_are_one_definition_shared_by_every_data_command():
 
     assert tuple(f.name for f in fields(DataOptions)) == DATA_OPTIONS
     reference = _params("validate")
-    for cmd in ("validate", "agreement", "fit", "labels", "rank"):  # issue 17: labels too
+    for cmd in ("validate", "agreement", "fit", "labels", "rank", "analyze"):  # issue 17
         params = _params(cmd)
         assert list(params)[: len(DATA_OPTIONS)] == list(DATA_OPTIONS), cmd
         for name in DATA_OPTIONS:

@@ -235,10 +235,10 @@ def test_any_unknown_key_is_named(section, name):
 def test_the_schema_covers_every_key_the_commands_read():
     """issue 18, item 6: the commands read the study file only through Study.option, and
     every (table, key) they read is declared in STUDY_FILE and vice versa."""
-    from raterstats.cli import commands, labels_command, study
+    from raterstats.cli import analyze_command, commands, labels_command, study
 
     read: set[tuple[str, str]] = set()
-    for module in (commands, labels_command, study):
+    for module in (commands, labels_command, study, analyze_command):
         tree = ast.parse(inspect.getsource(module))
         for node in ast.walk(tree):
             if (

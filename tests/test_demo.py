@@ -1,4 +1,5 @@
-"""The demo analysis: every number in its tables comes from the library functions."""
+"""The demo analysis (analyze on the built-in study, issue 17): every number in its tables
+comes from the library functions."""
 
 from __future__ import annotations
 
@@ -78,8 +79,8 @@ def test_demo_has_the_ordinal_part(demo):
 
 def test_demo_has_the_categorical_part(demo):
     report = (demo.out / "report.md").read_text()
-    assert "## Categorical rater model (hierarchical MACE, 3-point ratings)" in report
-    assert "### Rater competence" in report and "### Label posteriors" in report
+    assert "## Categorical rater model: MACE (scale collapsed by likert5_to_3)" in report
+    assert "### Rater competence" in report and "### Inferred labels" in report
     comp = pl.read_csv(demo.out / "mace_competence.csv")
     assert comp.height == 7 * 3 * 2
     assert (
@@ -142,8 +143,8 @@ def test_demo_has_the_design_comparison(demo):
         "![Model-implied reliability by design](reliability_by_design.png)",
         "### Partial annotation",
         "![Partial annotation](partial_annotation.png)",
-        "### Intra-rater reliability",
-        "### The LLM judge",
+        "## Intra-rater reliability",
+        "## LLM judges",
     ):
         assert part in report
     assert "### Annotation budget" not in report  # design_projections=False
@@ -187,7 +188,7 @@ def test_demo_report_states_its_methods_and_has_the_html_page(demo):
     report = (demo.out / "report.md").read_text()
     methods = report.split("## Methods", 1)[1].split("## Files", 1)[0]
     assert "ordinal rater model" in methods
-    assert "hierarchical MACE (3-point ratings)" in methods and "Hovy" in methods
+    assert "MACE (scale collapsed by likert5_to_3)" in methods and "Hovy" in methods
     assert "seed 3" in methods or "seed: 3" in methods or "random_seed=3" in methods
     page = (demo.out / "report.html").read_text()
     assert 'id="methods"' in page

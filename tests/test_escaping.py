@@ -26,10 +26,9 @@ from typer.testing import CliRunner
 
 from raterstats import DawidSkene, Ratings, read_ratings
 from raterstats.agreement import agreement, agreement_table
+from raterstats.analyze import agreement_wide, label_distribution, wide_shares
 from raterstats.cli import app
 from raterstats.cli.app import fail
-from raterstats.demo.study import label_distribution, wide_shares
-from raterstats.demo.tables import agreement_wide
 from raterstats.formatting import (
     escape_markdown,
     markdown_code_block,

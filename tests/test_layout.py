@@ -79,6 +79,7 @@ SUBPACKAGES = (
     "raterstats.models.latent_class",
     "raterstats.models.ordinal",
     "raterstats.design",
+    "raterstats.analyze",
 )
 
 

@@ -29,6 +29,7 @@ SECTIONS = {
     "raterstats.ranking": "Rankings",
     "raterstats.design": "Designs",
     "raterstats.report": "Report",
+    "raterstats.analyze": "The whole analysis",
 }
 
 #: Modules documented as a whole after the exported names, with the members to show.

@@ -30,9 +30,14 @@ study file is checked (:data:`raterstats.cli.studyfile.STUDY_FILE`). A study fil
     [rank]                          # also [designs]: defaults of those commands
     score_map = "yes_partially_no"
 
+    [analyze]                       # defaults of `raterstats analyze`
+    models = ["auto"]
+    fit = { ordinal_raters = { method = "map" } }
+
 Examples::
 
     raterstats demo --out raterstats-report
+    raterstats analyze ratings.csv -c rater=annotator -s likert5 --out report
     raterstats validate ratings.csv --column item=answer_id --column rater=annotator \\
         --scale likert5
     raterstats agreement --study study.toml --json
@@ -45,11 +50,13 @@ Modules: :mod:`~raterstats.cli.app` (the Typer app and its output),
 :mod:`~raterstats.cli.study` (the data options, defined once, and the study file),
 :mod:`~raterstats.cli.studyfile` (the study file's schema and the option forms),
 :mod:`~raterstats.cli.commands` (the commands), :mod:`~raterstats.cli.labels_command`
-(``labels`` and the gold lines of ``fit``); ``python -m raterstats.cli`` runs it.
+(``labels`` and the gold lines of ``fit``), :mod:`~raterstats.cli.analyze_command`
+(``analyze``); ``python -m raterstats.cli`` runs it.
 Exit status: 0 done, 1 bad data (every problem listed), 2 bad usage, 130 interrupted; an
 unexpected error is one line (``RATERSTATS_DEBUG=1`` shows its traceback).
 """
 
+from raterstats.cli import analyze_command as analyze_command  # registers `analyze`
 from raterstats.cli import commands as commands  # registers the commands on `app`
 from raterstats.cli import labels_command as labels_command  # registers `labels`
 from raterstats.cli.app import app

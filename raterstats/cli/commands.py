@@ -94,11 +94,12 @@ def demo(
         "raterstats-report"
     ),
     ordinal_draws: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--ordinal-draws",
             min=0,
-            help="Draws (and tuning steps) per chain of the ordinal rater model; 0 skips it.",
+            help="Draws (and tuning steps) per chain of the ordinal rater model (default: the "
+            "model's own); 0 skips it.",
         ),
     ] = ORDINAL_DRAWS,
     categorical_draws: Annotated[
@@ -115,8 +116,12 @@ def demo(
 ) -> None:
     """Analyse the built-in clinical-QA study and write a report folder.
 
+    The same analysis as `raterstats analyze`, on the built-in study with the rating
+    schemes of the published clinical-QA analysis.
+
     Example: raterstats demo --out raterstats-report
     """
+    from raterstats.analyze import fit_health
     from raterstats.demo import run_demo
 
     output(out, folder=True)
@@ -128,6 +133,14 @@ def demo(
             categorical_draws=categorical_draws,
             random_seed=seed,
         )
+    for label, dt in result.fits.items():
+        if not fit_health(dt)[0]:
+            typer.echo(
+                f"demo: warning: the {label} fit fails its convergence checks; the report "
+                "flags every result computed from it; rerun with more draws "
+                "(--ordinal-draws / --categorical-draws)",
+                err=True,
+            )
     typer.echo(f"Report written to {result.report.resolve()}")
     typer.echo(f"HTML report: {(result.out / 'report.html').resolve()}")
     typer.echo(f"({len(result.files)} files in {result.out.resolve()})")

@@ -270,6 +270,7 @@ STRING_TABLE = Kind(
     "a table of strings", lambda v: isinstance(v, dict) and all(map(_is_str, v.values()))
 )
 STRING_OR_TABLE = Kind("a string or a table", lambda v: isinstance(v, str | dict))
+BOOLEAN = Kind("true or false", lambda v: isinstance(v, bool))
 FILTER_TABLE = Kind(
     "a table of ids (a string, an integer or a list of them; repeat: true or false)",
     lambda v: isinstance(v, dict),
@@ -336,6 +337,72 @@ def _model(name: Any) -> None:
         model_class(str(name))
     except ValueError as err:
         raise typer.BadParameter(str(err)) from None
+
+
+def _analyze_models(value: Any) -> None:
+    for name in value:
+        if name != "auto":
+            _model(name)
+    if "auto" in value and len(value) > 1:
+        raise typer.BadParameter('"auto" chooses the models itself: give it alone')
+
+
+def _fit_settings(value: Any) -> None:
+    from raterstats.analyze import AnalyzeOptions
+
+    for name, table in value.items():
+        _model(name)
+        if not isinstance(table, dict):
+            raise typer.BadParameter(
+                f"the settings of {name!r} must be a table, got {_show(table)}"
+            )
+    try:
+        AnalyzeOptions(fit_settings=value)
+    except ValueError as err:
+        raise typer.BadParameter(str(err).removeprefix("AnalyzeOptions: ")) from None
+
+
+def _schemes(value: Any) -> None:
+    for name, table in value.items():
+        if not isinstance(table, dict):
+            raise typer.BadParameter(f"scheme {name!r} must be a table, got {_show(table)}")
+        scheme_of(name, table)
+
+
+def scheme_of(name: str, table: Mapping[str, Any]) -> Any:
+    """The :class:`~raterstats.analyze.Scheme` of a ``[analyze.schemes.NAME]`` table; a
+    usage error naming what is wrong.
+
+    Examples
+    --------
+    >>> scheme_of("coarse 3-point", {"design": "coarse", "collapse": "likert5_to_3"}).describe()
+    'design coarse; scale collapsed by likert5_to_3'
+    """
+    from raterstats.analyze import Scheme
+
+    keys = ("design", "collapse", "segment_rules")
+    unknown = [k for k in table if k not in keys]
+    if unknown:
+        raise typer.BadParameter(
+            f"scheme {name!r}: unknown key(s) {unknown}{did_you_mean(unknown[0], keys)}; keys: "
+            f"{', '.join(keys)}"
+        )
+    scheme = Scheme(
+        str(name),
+        design=None if table.get("design") is None else str(table["design"]),
+        collapse=table.get("collapse"),
+        segment_rules=table.get("segment_rules"),
+    )
+    problems = scheme.problems()
+    if problems:
+        raise typer.BadParameter("; ".join(problems))
+    return scheme
+
+
+def _sections() -> list[str]:
+    from raterstats.analyze import SECTIONS
+
+    return [s.key for s in SECTIONS]
 
 
 def _score_map(value: Any) -> None:
@@ -435,6 +502,7 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
         "labels": Key(TABLE, "Defaults of `raterstats labels`."),
         "rank": Key(TABLE, "Defaults of `raterstats rank`."),
         "designs": Key(TABLE, "Defaults of `raterstats designs`."),
+        "analyze": Key(TABLE, "Defaults of `raterstats analyze`."),
     },
     "agreement": {
         "statistics": Key(
@@ -501,6 +569,54 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
         ),
         "ci": Key(NUMBER, _CI, check=check_probability),
         "seed": Key(INTEGER, _SEED, minimum=0),
+    },
+    "analyze": {
+        "out": Key(PATH, "The report folder to write."),
+        "title": Key(STRING, "Title of the report."),
+        "models": Key(
+            STRINGS,
+            'The rater models: `["auto"]` (default: chosen by the scales), `[]` for none, or '
+            "registered names and aliases (`raterstats fit --help`).",
+            check=_analyze_models,
+        ),
+        "method": Key(STRING, "How to fit every model (`raterstats fit --help`).", fit_methods),
+        "sampler": Key(STRING, "The NUTS sampler (`raterstats fit --help`).", _samplers),
+        "draws": Key(INTEGER, "Draws per chain (default: each model's own).", minimum=1),
+        "tune": Key(INTEGER, "Tuning steps per chain (default: each model's own).", minimum=1),
+        "chains": Key(INTEGER, "Chains.", minimum=1),
+        "fit": Key(
+            TABLE,
+            'Settings of one model over the above: `{ ordinal = { method = "map" } }`.',
+            check=_fit_settings,
+        ),
+        "seed": Key(INTEGER, _SEED, minimum=0),
+        "n_boot": Key(INTEGER, "Bootstrap replicates (agreement, raw rankings).", minimum=0),
+        "ci": Key(NUMBER, _CI, check=check_probability),
+        "statistics": Key(
+            STRINGS,
+            "Agreement statistics (default: chosen by each dimension's scale).",
+            _statistics,
+        ),
+        "categorical_collapse": Key(
+            STRING,
+            "Fit the categorical models (and judge and design agreement) on the ratings "
+            "collapsed by this name of `raterstats.scales.COLLAPSES`.",
+            lambda: sorted(COLLAPSES),
+        ),
+        "score_map": Key(
+            STRING_OR_TABLE,
+            "Scores of labels for the rankings: a name of `raterstats.scales.SCORE_MAPS` or "
+            "`label = score`.",
+            check=_score_map,
+        ),
+        "schemes": Key(
+            TABLE,
+            'Named readings of the ratings: `[analyze.schemes."coarse 3-point"]` with '
+            '`design`, `collapse`, `segment_rules` (a rule or a table `dimension = "rule"`).',
+            check=_schemes,
+        ),
+        "skip": Key(STRINGS, "Sections to leave out (`raterstats analyze --help`).", _sections),
+        "projections": Key(BOOLEAN, "Add the simulated annotation-budget projection."),
     },
 }
 #: the command tables of the study file (``[agreement]``, ``[fit]``, ...)
@@ -639,4 +755,5 @@ __all__ = [
     "parse_scale",
     "rank_scores",
     "schema_markdown",
+    "scheme_of",
 ]

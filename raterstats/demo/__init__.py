@@ -1,37 +1,34 @@
-"""The demo analysis of the built-in clinical-QA study (``raterstats demo``).
-
-It reads the shipped study and writes a report folder with every analysis the package
-offers: the data summary, the label distributions under the scale maps of the clinical-QA
-studies (5-point, collapsed 3-point, fine binary), the classical agreement among the
-physicians per dimension and scheme with bootstrap intervals, the categorical (MACE) and
-ordinal rater models, the system rankings and the comparison of annotation designs, each
-as Markdown plus CSV / PNG, and the HTML page of it all.
+"""The demo analysis of the built-in clinical-QA study (``raterstats demo``): the whole
+analysis of :func:`raterstats.analyze.analyze` on the shipped study, with the rating schemes
+of the clinical-QA studies (5-point, collapsed 3-point, fine binary) and the agreement
+statistics of the published analysis (:mod:`~raterstats.demo.run`).
 Library code does not print: progress goes through the ``progress`` callback.
-
-Modules, one job each: :mod:`~raterstats.demo.run` (:func:`run_demo`, the report),
-:mod:`~raterstats.demo.study` (the rating schemes), :mod:`~raterstats.demo.tables`
-(interval tables and cells), :mod:`~raterstats.demo.folder` (the files written), and one
-module per section: :mod:`~raterstats.demo.categorical`, :mod:`~raterstats.demo.ordinal`,
-:mod:`~raterstats.demo.rankings`, :mod:`~raterstats.demo.designs`.
 """
 
-from raterstats.demo.run import CATEGORICAL_DRAWS, ORDINAL_DRAWS, DemoResult, Progress, run_demo
-from raterstats.demo.study import (
+from raterstats.analyze import Progress, label_distribution
+from raterstats.demo.run import (
+    CATEGORICAL_DRAWS,
+    DEMO_SCHEMES,
     DEMO_STATISTICS,
     FINE_BINARY_RULES,
     LEVELS_5_TO_3,
-    label_distribution,
+    ORDINAL_DRAWS,
+    DemoResult,
+    demo_options,
+    run_demo,
     schemes,
 )
 
 __all__ = [
     "CATEGORICAL_DRAWS",
+    "DEMO_SCHEMES",
     "DEMO_STATISTICS",
     "FINE_BINARY_RULES",
     "LEVELS_5_TO_3",
     "ORDINAL_DRAWS",
     "DemoResult",
     "Progress",
+    "demo_options",
     "label_distribution",
     "run_demo",
     "schemes",

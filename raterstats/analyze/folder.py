@@ -1,9 +1,10 @@
-"""The demo's report folder: where each table, figure and JSON file goes, and the list of
+"""The report folder of an analysis: where each table, figure and JSON file goes, and the list of
 files written, in order (the report's "Files" section)."""
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,13 +15,24 @@ if TYPE_CHECKING:
     import polars as pl
     from matplotlib.figure import Figure
 
-#: resolution of the demo's PNG figures
+#: resolution of the PNG figures
 DPI = 120
+
+
+def slug(text: str) -> str:
+    """``text`` as a safe part of a file name (letters, digits, ``_``, ``-``; the rest ``_``).
+
+    Examples
+    --------
+    >>> slug("fine / sentences ../x")
+    'fine___sentences____x'
+    """
+    return re.sub(r"[^A-Za-z0-9_-]", "_", text)[:60] or "_"
 
 
 @dataclass
 class ReportFolder:
-    """A folder that the demo writes its files to, remembering each file in order.
+    """A folder that an analysis writes its files to, remembering each file in order.
 
     Examples
     --------
@@ -57,4 +69,4 @@ class ReportFolder:
         write_atomic(self._add(name), lambda tmp: tmp.write_text(text))
 
 
-__all__ = ["DPI", "ReportFolder"]
+__all__ = ["DPI", "ReportFolder", "slug"]

@@ -1,4 +1,4 @@
-"""Formatting helpers of the demo's tables: posterior intervals as tidy frames and
+"""Formatting helpers of the analysis' tables: posterior intervals as tidy frames and
 "mean [low, high]" text cells. Intervals come from :mod:`raterstats.intervals`, tables are
 written with :func:`raterstats.formatting.markdown_table` by the sections."""
 
@@ -42,10 +42,16 @@ def interval_frame(da: xr.DataArray, name: str, prob: float | None = None) -> pl
 
 
 def format_interval(
-    digits: int | None = 2, *, mean: str = "mean", low: str = "low", high: str = "high"
+    digits: int | None = 2,
+    *,
+    mean: str = "mean",
+    low: str = "low",
+    high: str = "high",
+    point: bool = False,
 ) -> pl.Expr:
     """The text "mean [low, high]" of three columns, by default those made by
-    :func:`interval_frame`, rounded to ``digits`` (``None``: as they are).
+    :func:`interval_frame`, rounded to ``digits`` (``None``: as they are); with
+    ``point=True`` (a point estimate: MAP, EM) the value alone, never a zero-width interval.
 
     Examples
     --------
@@ -56,26 +62,30 @@ def format_interval(
     cols = [pl.col(c) for c in (mean, low, high)]
     if digits is not None:
         cols = [c.round(digits) for c in cols]
+    if point:
+        return cols[0].cast(pl.String)
     return pl.format("{} [{}, {}]", *cols)
 
 
 def agreement_wide(table: pl.DataFrame) -> pl.DataFrame:
-    """An :func:`~raterstats.agreement.agreement_table` of the demo's schemes with the
-    estimates and intervals as text, one row per scheme and dimension, one column per
-    statistic.
+    """An :func:`~raterstats.agreement.agreement_table` with the estimates and intervals as
+    text, one row per cell (its keys: the columns between ``statistic`` and ``estimate``,
+    e.g. scheme and dimension), one column per statistic.
 
     Examples
     --------
-    >>> t = pl.DataFrame({"scheme": ["s"], "dimension": ["x"], "statistic": ["kappa"],
+    >>> t = pl.DataFrame({"statistic": ["kappa"], "scheme": ["s"], "dimension": ["x"],
     ...                   "estimate": [0.5], "ci_low": [0.4], "ci_high": [0.6]})
     >>> agreement_wide(t).row(0)
     ('s', 'x', '0.5 [0.4, 0.6]')
     """
+    cols = table.columns
+    keys = [c for c in cols[: cols.index("estimate")] if c != "statistic"]
     cell = format_interval(3, mean="estimate", low="ci_low", high="ci_high")
     return (
-        table.with_columns(cell.alias("value"))
-        .pivot(on="statistic", index=["scheme", "dimension"], values="value")
-        .sort("scheme", "dimension")
+        table.with_columns(cell.fill_null("undefined").alias("value"))
+        .pivot(on="statistic", index=keys, values="value")
+        .sort(keys)
     )
 
 

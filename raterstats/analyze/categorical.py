@@ -1,0 +1,196 @@
+"""The categorical section: the latent-class rater models (MACE; Dawid-Skene when asked)
+fitted to the nominal ratings (or to the ratings under a collapse), with their rater
+quality, label posteriors, fit health and, for sampled fits, the posterior predictive
+check of agreement in words."""
+
+from __future__ import annotations
+
+import polars as pl
+import xarray as xr
+
+from raterstats.analyze.context import Context, Fit
+from raterstats.analyze.fits import fit, model_ratings
+from raterstats.analyze.health import POINT_METHODS, banners, health_lines, ppc_sentence
+from raterstats.analyze.tables import format_interval
+from raterstats.formatting import escape_markdown, markdown_table
+
+#: rater-quality summaries of the latent-class models, the first one present is shown
+QUALITY = ("competence", "accuracy")
+#: above this many raters the report shows the spread of rater quality, the CSV every rater
+MAX_RATERS_SHOWN = 30
+#: posterior predictive draws of the agreement check
+PPC_DRAWS = 100
+
+
+def _quality(dt: xr.DataTree, ctx: Context, stem: str) -> list[str]:
+    from raterstats.posterior import rater_summary
+
+    summ = rater_summary(dt, ci_prob=ctx.ci_prob)
+    q = next((q for q in QUALITY if f"{q}_mean" in summ), None)
+    if q is None:
+        return []
+    cols = [f"{q}_mean", f"{q}_low", f"{q}_high", "n_ratings"]
+    frame = pl.from_pandas(summ[cols].to_dataframe().reset_index())
+    ctx.folder.csv(frame, f"{stem}_{q}.csv")
+    cell = pl.col("dimension") + pl.lit(" / ") + pl.col("design")
+    if frame["design"].n_unique() == 1:
+        cell = pl.col("dimension")
+    n_raters = frame["rater"].n_unique()
+    point = str(dt.attrs.get("method", "nuts")) in POINT_METHODS
+    if n_raters <= MAX_RATERS_SHOWN:
+        value = format_interval(2, mean=f"{q}_mean", low=f"{q}_low", high=f"{q}_high", point=point)
+        tab = (
+            frame.with_columns(value.alias("value"), cell.alias("cell"))
+            .pivot(on="cell", index="rater", values="value")
+            .sort("rater")
+        )
+        head = f"### Rater {q} " + (
+            "(point estimate)" if point else f"(posterior mean, {100 * ctx.ci_prob:g}% interval)"
+        )
+    else:
+        m = pl.col(f"{q}_mean")
+        tab = (
+            frame.with_columns(cell.alias("cell"))
+            .group_by("cell")
+            .agg(
+                pl.len().alias("raters"),
+                m.min().round(2).alias("min"),
+                m.quantile(0.25).round(2).alias("q25"),
+                m.median().round(2).alias("median"),
+                m.quantile(0.75).round(2).alias("q75"),
+                m.max().round(2).alias("max"),
+            )
+            .sort("cell")
+        )
+        head = (
+            f"### Rater {q}: spread over the {n_raters} raters "
+            f"({'point estimates' if point else 'posterior means'}; every rater in "
+            f"`{stem}_{q}.csv`)"
+        )
+    return [head, "", *banners(dt), markdown_table(tab), ""]
+
+
+def _labels(dt: xr.DataTree, ctx: Context, stem: str) -> list[str]:
+    from raterstats.posterior import item_posterior
+
+    post = item_posterior(dt)
+    labels = pl.from_pandas(
+        post[["label", "map_prob", "entropy", "n_ratings"]].to_dataframe().reset_index()
+    ).filter(pl.col("n_ratings") > 0)
+    keys = ["dimension"]
+    if "unit_segment" in labels.columns and (labels["unit_segment"] != "").any():
+        labels = labels.with_columns(
+            pl.when(pl.col("unit_segment") != "")
+            .then(pl.lit("sentence"))
+            .otherwise(pl.lit("answer"))
+            .alias("unit")
+        )
+        keys = ["unit", "dimension"]
+    ctx.folder.csv(labels, f"{stem}_label_posteriors.csv")
+    cats = [str(c) for c in labels["label"].cast(pl.String).unique().sort().to_list()]
+    tab = (
+        labels.group_by(keys)
+        .agg(
+            pl.len().alias("units"),
+            *[
+                (pl.col("label").cast(pl.String) == c).mean().round(3).alias(f"share {c}")
+                for c in cats
+            ],
+            pl.col("map_prob").mean().round(3).alias("mean P(label)"),
+            (pl.col("map_prob") < 0.8).mean().round(3).alias("share P(label) < 0.8"),
+        )
+        .sort(keys)
+    )
+    return [
+        "### Inferred labels",
+        "",
+        "Share of units by most probable true label, and how certain the labels are "
+        f"(every unit in `{stem}_label_posteriors.csv`).",
+        "",
+        *banners(dt),
+        markdown_table(tab),
+        "",
+    ]
+
+
+def _ppc(dt: xr.DataTree, ctx: Context) -> list[str]:
+    """The posterior predictive check of agreement, in words (sampled fits only)."""
+    from raterstats.diagnostics import ppc_agreement
+
+    if str(dt.attrs.get("method", "nuts")) != "nuts":
+        return []
+    ppc = ppc_agreement(dt, n_draws=PPC_DRAWS, random_seed=ctx.seed)
+    names = {"randolph_kappa": "Randolph's kappa", "krippendorff_alpha": "Krippendorff's alpha"}
+    lines = []
+    for stat in ppc["statistic"].values:
+        for dim in ppc["dimension"].values:
+            for des in ppc["design"].values:
+                sel = {"statistic": stat, "dimension": dim, "design": des}
+                where = f"{dim}" + (f" / {des}" if ppc.sizes["design"] > 1 else "")
+                lines.append(
+                    "- "
+                    + escape_markdown(
+                        ppc_sentence(
+                            names.get(str(stat), str(stat)),
+                            where,
+                            float(ppc["observed"].sel(sel)),
+                            float(ppc["replicated_mean"].sel(sel)),
+                            float(ppc["ppp"].sel(sel)),
+                        )
+                    )
+                )
+    return [
+        "### Does the model reproduce the observed agreement?",
+        "",
+        f"Agreement of ratings replicated from {PPC_DRAWS} posterior draws against the "
+        "observed agreement (first ratings per unit and rater):",
+        "",
+        *banners(dt),
+        *lines,
+        "",
+    ]
+
+
+def _one(ctx: Context, done: Fit, reading: str) -> list[str]:
+    dt = done.dt
+    a = dt.attrs
+    stem = str(a.get("model", done.model.name))
+    method = str(a.get("method", "nuts"))
+    how = (
+        f"NUTS ({a.get('sampler')}), {a.get('chains')} chains x {a.get('draws')} draws after "
+        f"{a.get('tune')} tuning steps"
+        if method == "nuts"
+        else f"{method.upper()} (point estimate)"
+    )
+    return [
+        f"## Categorical rater model: {escape_markdown(done.label)}",
+        "",
+        f"{escape_markdown(done.model.description or done.model.__name__)}; fitted to "
+        f"{escape_markdown(reading)} by {how}, seed {a.get('random_seed')}. Gold labels, "
+        "when the data have them, are not used by the fit.",
+        "",
+        *health_lines(dt),
+        *_quality(dt, ctx, stem),
+        *_labels(dt, ctx, stem),
+        *_ppc(dt, ctx),
+    ]
+
+
+def categorical_section(ctx: Context) -> list[str]:
+    """Fit each planned categorical model and lay out its results (``<model>_*.csv``)."""
+    ratings, reading = model_ratings(ctx, "categorical")
+    lines: list[str] = []
+    for cls in ctx.models["categorical"]:
+        label = cls.__name__ + (f" ({reading})" if reading != "the ratings as they are" else "")
+        lines += _one(ctx, fit(ctx, cls, ratings, label), reading)
+    return lines
+
+
+def categorical_applies(ctx: Context) -> str | None:
+    """A categorical model applies when one is planned (:func:`plan_models`)."""
+    if "categorical" in ctx.models:
+        return None
+    return ctx.not_planned.get("categorical", "no categorical model was planned")
+
+
+__all__ = ["MAX_RATERS_SHOWN", "PPC_DRAWS", "QUALITY", "categorical_applies", "categorical_section"]
