@@ -81,7 +81,7 @@ def test_nominal_study_without_systems_skips_what_does_not_apply(nominal):
         assert f"**{title}**" in listed
     # nominal scale: nominal statistics only, no ordinal alpha
     table = pl.read_csv(nominal.out / "agreement.csv")
-    assert "krippendorff_alpha[level=nominal]" in table["statistic"].to_list()
+    assert "krippendorff_alpha (level=nominal)" in table["statistic"].to_list()
     assert not table["statistic"].str.contains("ordinal").any()
     assert "intra_rater_agreement" not in table["statistic"].to_list()
 
@@ -94,7 +94,7 @@ def test_ordinal_study_runs_every_section(ordinal):
     table = pl.read_csv(ordinal.out / "agreement.csv")
     stats = set(table["statistic"].to_list())
     # ordinal 5-point scale: nominal and ordinal / interval versions, and repeats
-    assert {"krippendorff_alpha[level=ordinal]", "krippendorff_alpha[level=interval]"} <= stats
+    assert {"krippendorff_alpha (level=ordinal)", "krippendorff_alpha (level=interval)"} <= stats
     assert {"randolph_kappa", "gwet_ac2", "intra_rater_agreement"} <= stats
     assert set(table["design"].to_list()) == {"coarse", "fine"}
     for part in ("## Ordinal rater model", "## System rankings", "## Annotation designs",
@@ -131,7 +131,7 @@ def test_report_files_scales_and_links(ordinal, nominal):
                 assert f'href="{name}"' in page, name
     summary = ordinal.report.read_text().split("### Scales", 1)[1].split("###", 1)[0]
     shown = html.unescape(summary.replace("\\", ""))
-    assert "- correctness: ordinal, 5 levels (likert5): 1 Disagree < 2 Partially disagree" in shown
+    assert "- correctness: ordinal 1-5 (5 levels: 1 = Disagree, 2 = Partially disagree" in shown
 
 
 def test_a_failing_fit_puts_a_warning_banner_above_its_tables(tmp_path):

@@ -6,6 +6,8 @@ the ICC; the intra-rater statistic only when there are repeats)."""
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 import polars as pl
@@ -38,7 +40,7 @@ INTERVAL_STATISTICS: tuple[Any, ...] = (("krippendorff_alpha", {"level": "interv
 #: the statistic computed from repeated ratings
 INTRA = "intra_rater_agreement"
 #: statistics drawn in the figure, the first one present
-HEADLINE = ("randolph_kappa", "krippendorff_alpha[level=interval]", "krippendorff_alpha")
+HEADLINE = ("randolph_kappa", "krippendorff_alpha (level=interval)", "krippendorff_alpha")
 
 
 def scale_kind(scale: Scale) -> str:
@@ -111,10 +113,13 @@ def _compute(
 
 
 def _name(spec: Any) -> str:
-    if isinstance(spec, str):
-        return spec
-    name, opts = spec
-    return name + "[" + ",".join(f"{k}={opts[k]}" for k in sorted(opts)) + "]"
+    """The label the agreement table gives ``spec`` (``"krippendorff_alpha (level=interval)"``)."""
+    from raterstats.agreement import AgreementInputError, parse_statistic
+
+    try:
+        return parse_statistic(spec).label
+    except AgreementInputError:
+        return str(spec)
 
 
 def statistic_label(label: str) -> str:
@@ -122,16 +127,19 @@ def statistic_label(label: str) -> str:
 
     Examples
     --------
-    >>> statistic_label("krippendorff_alpha[level=ordinal]")
+    >>> statistic_label("krippendorff_alpha (level=ordinal)")
     "Krippendorff's alpha (ordinal)"
+    >>> statistic_label("icc (form=ICC(3,k))")
+    'ICC (ICC(3,k))'
     """
-    name, _, opts = label.partition("[")
+    name, _, opts = label.partition(" (")
     words = {"krippendorff": "Krippendorff's", "fleiss": "Fleiss'", "randolph": "Randolph's",
              "gwet": "Gwet's", "cohen": "Cohen's", "conger": "Conger's", "scott": "Scott's",
              "kendall": "Kendall's", "icc": "ICC", "ac1": "AC1", "ac2": "AC2"}  # fmt: skip
     text = " ".join(words.get(w, w) for w in name.split("_"))
     if opts:
-        text += " (" + ", ".join(o.split("=", 1)[-1] for o in opts.rstrip("]").split(",")) + ")"
+        values = re.findall(r"(?:^|, ?)\w+=((?:[^,(]|\([^)]*\))+)", opts[:-1])
+        text += " (" + ", ".join(values) + ")"
     return text
 
 

@@ -15,10 +15,6 @@ if TYPE_CHECKING:
     import polars as pl
     from matplotlib.figure import Figure
 
-#: resolution of the PNG figures
-DPI = 120
-
-
 def slug(text: str) -> str:
     """``text`` as a safe part of a file name (letters, digits, ``_``, ``-``; the rest ``_``).
 
@@ -60,8 +56,11 @@ class ReportFolder:
         write_atomic(self._add(name), frame.write_csv)
 
     def figure(self, fig: Figure, name: str) -> None:
-        """Save ``fig`` as the PNG file ``name``."""
-        write_atomic(self._add(name), lambda tmp: fig.savefig(tmp, dpi=DPI))
+        """Save ``fig`` as the PNG file ``name`` (:func:`raterstats.plots.save_figure`: at
+        the report's resolution, with its smallest text size recorded for the report)."""
+        from raterstats.plots import save_figure
+
+        write_atomic(self._add(name), lambda tmp: save_figure(fig, tmp))
 
     def json(self, obj: Any, name: str) -> None:
         """Write ``obj`` as the JSON file ``name`` (values JSON does not know as text)."""
@@ -69,4 +68,4 @@ class ReportFolder:
         write_atomic(self._add(name), lambda tmp: tmp.write_text(text))
 
 
-__all__ = ["DPI", "ReportFolder", "slug"]
+__all__ = ["ReportFolder", "slug"]
