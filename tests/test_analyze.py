@@ -9,6 +9,7 @@ import html
 import re
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 import xarray as xr
@@ -22,7 +23,7 @@ from raterstats.analyze import (
     analyze,
     banners,
     plan_models,
-    ppc_sentence,
+    ppc_lines,
 )
 from raterstats.cli import app
 from raterstats.simulate import archehr_like_study, clinical_qa_study
@@ -108,7 +109,7 @@ def test_ordinal_study_runs_every_section(ordinal):
 def test_point_estimates_say_so_and_never_show_an_interval_as_certainty(ordinal):
     text = ordinal.report.read_text()
     ranking = text.split("## System rankings", 1)[1].split("\n## ", 1)[0]
-    assert "> **Note:** The fit is a point estimate (MAP)" in ranking
+    assert "> **Note:** Computed from a MAP point estimate" in ranking
     designs = text.split("## Annotation designs", 1)[1].split("\n## ", 1)[0]
     assert "No posterior predictive check of agreement: the fit is a point estimate" in designs
     mace = text.split("## Categorical rater model", 1)[1].split("\n## ", 1)[0]
@@ -163,24 +164,38 @@ def test_banners_take_the_results_texts_and_the_fits_health():
     ds = xr.Dataset(attrs={"fit_warning": "74 divergences", "uncertainty_note": "bootstrap"})
     assert banners(ds, ds) == ["> **Warning:** 74 divergences", "", "> **Note:** Bootstrap", ""]
     assert banners(xr.Dataset()) == []
-    fit = xr.DataTree(dataset=xr.Dataset(attrs={"health_ok": 0, "health": "FAILS: 3 divergences"}))
+    post = xr.Dataset({"mu": (("chain", "draw"), np.zeros((2, 10)))})
+    fit = xr.DataTree(children={"posterior": xr.DataTree(post)})
     fit.attrs.update(health_ok=0, health="FAILS: 3 divergences", method="nuts")
     lines = banners(fit)
-    assert lines[0].startswith("> **Warning:** This is computed from a fit that fails")
+    assert lines[0].startswith("> **Warning:** Computed from a fit that failed")
     assert "3 divergences" in lines[0]
 
 
 @pytest.mark.parametrize(
-    ("ppp", "words"),
+    ("observed", "words"),
     [
-        (0.5, "the model reproduces the observed kappa"),
-        (0.0, "its replicates are lower"),
-        (1.0, "its replicates are higher"),
+        (0.8, "the model reproduces"),
+        (0.96, "the model under-predicts agreement"),
+        (0.5, "the model over-predicts agreement"),
     ],
 )
-def test_predictive_checks_are_read_in_words(ppp, words):
-    text = ppc_sentence("kappa", "safety / coarse", 0.9, 0.7 if ppp == 0 else 0.95, ppp)
-    assert words in text and "ppp" not in text
+def test_predictive_checks_are_read_in_words(observed, words):
+    """issue 17: posterior predictive checks are sentences with their direction, never a
+    bare p-value."""
+    ds = xr.Dataset(
+        {
+            "kappa_observed": (("dimension", "design"), [[observed]]),
+            "kappa": (
+                ("replicate", "dimension", "design"),
+                np.linspace(0.7, 0.9, 41)[:, None, None],
+            ),
+        },
+        coords={"dimension": ["safety"], "design": ["coarse"]},
+    )
+    (line,) = ppc_lines(ds, ci_prob=0.9)
+    assert line.startswith("- safety, coarse: ") and words in line
+    assert "ppp" not in line and "p-value" not in line
 
 
 def test_options_are_checked_with_every_problem():

@@ -17,7 +17,7 @@ outside this package imports from here, never from its modules.
 from raterstats.analyze.context import Context, Fit, Progress, Section, SectionSkipped
 from raterstats.analyze.data import label_distribution, wide_shares
 from raterstats.analyze.fits import plan_models
-from raterstats.analyze.health import banners, fit_health, health_lines, ppc_sentence
+from raterstats.analyze.health import banners, fit_health, health_lines, ppc_lines
 from raterstats.analyze.options import AnalyzeOptions, Scheme, model_role
 from raterstats.analyze.run import AnalysisResult, analyze
 from raterstats.analyze.sections import SECTIONS
@@ -41,6 +41,6 @@ __all__ = [
     "label_distribution",
     "model_role",
     "plan_models",
-    "ppc_sentence",
+    "ppc_lines",
     "wide_shares",
 ]

@@ -7,7 +7,6 @@ the ICC; the intra-rater statistic only when there are repeats)."""
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 import polars as pl

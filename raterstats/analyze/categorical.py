@@ -10,7 +10,7 @@ import xarray as xr
 
 from raterstats.analyze.context import Context, Fit
 from raterstats.analyze.fits import fit, model_ratings
-from raterstats.analyze.health import POINT_METHODS, banners, health_lines, ppc_sentence
+from raterstats.analyze.health import POINT_METHODS, banners, health_lines, ppc_lines
 from raterstats.analyze.tables import format_interval
 from raterstats.formatting import escape_markdown, markdown_table
 
@@ -120,25 +120,7 @@ def _ppc(dt: xr.DataTree, ctx: Context) -> list[str]:
     if str(dt.attrs.get("method", "nuts")) != "nuts":
         return []
     ppc = ppc_agreement(dt, n_draws=PPC_DRAWS, random_seed=ctx.seed)
-    names = {"randolph_kappa": "Randolph's kappa", "krippendorff_alpha": "Krippendorff's alpha"}
-    lines = []
-    for stat in ppc["statistic"].values:
-        for dim in ppc["dimension"].values:
-            for des in ppc["design"].values:
-                sel = {"statistic": stat, "dimension": dim, "design": des}
-                where = f"{dim}" + (f" / {des}" if ppc.sizes["design"] > 1 else "")
-                lines.append(
-                    "- "
-                    + escape_markdown(
-                        ppc_sentence(
-                            names.get(str(stat), str(stat)),
-                            where,
-                            float(ppc["observed"].sel(sel)),
-                            float(ppc["replicated_mean"].sel(sel)),
-                            float(ppc["ppp"].sel(sel)),
-                        )
-                    )
-                )
+    lines = ppc_lines(ppc, ci_prob=ctx.ci_prob)
     return [
         "### Does the model reproduce the observed agreement?",
         "",

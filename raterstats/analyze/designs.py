@@ -13,7 +13,7 @@ import xarray as xr
 from raterstats import schema as S
 from raterstats.analyze.context import Context
 from raterstats.analyze.folder import slug
-from raterstats.analyze.health import POINT_METHODS, banners, ppc_sentence
+from raterstats.analyze.health import POINT_METHODS, banners, ppc_lines
 from raterstats.analyze.tables import format_interval
 from raterstats.formatting import escape_markdown, markdown_table, plot_text
 from raterstats.ratings import Ratings
@@ -57,20 +57,7 @@ def _cell(
 
 def _ppc_words(cmp: xr.Dataset, designs: list[str]) -> list[str]:
     """Whether the model reproduces each design's observed kappa and alpha, in words."""
-    words = []
-    for dim in cmp["dimension"].values:
-        for des in designs:
-            for var, name in (("kappa", "Randolph's kappa"), ("alpha", "Krippendorff's alpha")):
-                sel = {"dimension": dim, "design": des}
-                text = ppc_sentence(
-                    name,
-                    f"{dim} / {des}",
-                    float(cmp[f"{var}_observed"].sel(sel)),
-                    float(cmp[f"{var}_mean"].sel(sel)),
-                    float(cmp[f"{var}_ppp"].sel(sel)),
-                )
-                words.append("- " + escape_markdown(text))
-    return words
+    return ppc_lines(cmp.sel(design=designs), ci_prob=cmp.attrs.get("ci_prob"))
 
 
 def _reliability_by_design(dt: xr.DataTree, ctx: Context) -> list[str]:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import polars as pl
     from matplotlib.figure import Figure
 
+
 def slug(text: str) -> str:
     """``text`` as a safe part of a file name (letters, digits, ``_``, ``-``; the rest ``_``).
 
