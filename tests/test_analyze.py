@@ -67,7 +67,8 @@ def ordinal(tmp_path_factory):
 def test_nominal_study_without_systems_skips_what_does_not_apply(nominal):
     assert nominal.sections == ["data", "agreement", "categorical"]
     skipped = nominal.skipped
-    assert set(skipped) == {"ordinal", "rankings", "designs", "intra_rater", "judges"}
+    assert set(skipped) == {"gold", "ordinal", "rankings", "designs", "intra_rater", "judges"}
+    assert skipped["gold"] == "the data have no gold column"
     assert "no system column" in skipped["rankings"]
     assert "one annotation design" in skipped["designs"]
     assert "not on an ordinal scale" in skipped["ordinal"]
@@ -330,3 +331,34 @@ def test_user_strings_are_escaped_in_every_section(tmp_path):
         assert cells in (0, header), line
         header = header if cells else 0
     assert all(re.fullmatch(r"[\w.-]+", p.name) for p in res.out.iterdir())
+
+
+def test_gold_labels_are_a_check_in_the_report(tmp_path):
+    """issue 17: a file with a gold column is analysed without clamping gold; the report's
+    gold section gives each model's accuracy against gold (below 1 where gold disagrees
+    with the raters) beside the majority vote, as the CSV does."""
+    from raterstats import NominalScale, read_ratings
+
+    rng = np.random.default_rng(4)
+    rows = []
+    for i in range(30):
+        truth = ["yes", "no"][i % 2]
+        for rater in ("r1", "r2", "r3", "r4"):
+            label = truth if rng.random() < 0.85 else ["yes", "no"][1 - i % 2]
+            # gold contradicts the raters' truth on the first 6 items
+            gold = truth if i >= 6 else ["yes", "no"][1 - i % 2]
+            rows.append({"item": f"q{i}", "rater": rater, "rating": label, "gold": gold})
+    r = read_ratings(pl.DataFrame(rows), scale=NominalScale(["yes", "no"]))
+    res = analyze(r, tmp_path, options=AnalyzeOptions(models=("mace",), method="em", n_boot=20))
+    assert "gold" in res.sections
+    table = pl.read_csv(tmp_path / "gold_check.csv")
+    assert table["n_gold"].to_list() == [30]
+    acc = table["accuracy"].item()
+    assert acc < 1  # gold was not clamped: the labels follow the raters
+    assert acc == pytest.approx(24 / 30, abs=0.07)
+    text = res.report.read_text()
+    gold = text.split("## Accuracy against the gold labels", 1)[1].split("\n## ", 1)[0]
+    assert "gold not used in the fit" in gold and "majority vote" in gold
+    curve = pl.read_csv(tmp_path / "gold_coverage.csv")
+    assert curve["coverage"].max() == 1.0
+    assert curve.filter(pl.col("coverage") == 1.0)["coverage_accuracy"].item() == pytest.approx(acc)

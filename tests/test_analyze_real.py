@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import polars as pl
 import pytest
 from typer.testing import CliRunner
 
@@ -128,6 +129,10 @@ def test_snow_rte_binary_crowd_labels_from_a_study_file(tmp_path):
     assert "no system column" in skipped["System rankings"]
     assert "no ordinal model among the models asked" in skipped["Ordinal rater model"]
     assert "Gold labels, when the data have them, are not used by the fit." in report
+    assert "Accuracy against the gold labels" in heads
+    gold = pl.read_csv(tmp_path / "r" / "gold_check.csv")
+    assert gold["n_gold"].to_list() == [800, 800]
+    assert (gold["accuracy"] > 0.9).all() and (gold["accuracy"] < 1).all()
     methods = report.split("## Methods", 1)[1]
     assert methods.count("use\\_gold=False") + methods.count("use_gold=False") == 2
 

@@ -11,6 +11,7 @@ from raterstats.analyze.categorical import categorical_applies, categorical_sect
 from raterstats.analyze.context import Section
 from raterstats.analyze.data import data_applies, data_section
 from raterstats.analyze.designs import design_applies, design_section
+from raterstats.analyze.gold import gold_applies, gold_section
 from raterstats.analyze.judges import judge_applies, judge_section
 from raterstats.analyze.ordinal import ordinal_applies, ordinal_section
 from raterstats.analyze.rankings import ranking_applies, ranking_section
@@ -21,6 +22,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("data", "Data summary and label distributions", data_applies, data_section),
     Section("agreement", "Agreement", agreement_applies, agreement_section),
     Section("categorical", "Categorical rater model", categorical_applies, categorical_section),
+    Section("gold", "Accuracy against the gold labels", gold_applies, gold_section),
     Section("ordinal", "Ordinal rater model", ordinal_applies, ordinal_section),
     Section("rankings", "System rankings", ranking_applies, ranking_section),
     Section("designs", "Annotation designs", design_applies, design_section),
