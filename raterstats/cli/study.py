@@ -73,8 +73,9 @@ class Study:
     """The settings of a study, from a TOML study file and the command line.
 
     ``sections`` holds the per-command tables of the study file (``[agreement]``,
-    ``[fit]``, ``[rank]``, ``[designs]``), read by :meth:`option`; ``filter`` maps an id
-    role to its values (a list of text) and ``repeat`` to a bool.
+    ``[fit]``, ``[labels]``, ``[rank]``, ``[designs]``, ``[analyze]``), read by
+    :meth:`option`; ``filter`` maps an id role to its values (a list of text) and
+    ``repeat`` to a bool.
     """
 
     data: Path | None = None
@@ -156,7 +157,8 @@ StudyOpt = Annotated[
         "--study",
         "-S",
         help="TOML study file with data, \\[columns], scale, \\[filter], collapse and "
-        "per-command defaults (\\[agreement], \\[fit], \\[labels], \\[rank], \\[designs]).",
+        "per-command defaults (\\[agreement], \\[fit], \\[labels], \\[rank], \\[designs], "
+        "\\[analyze]).",
     ),
 ]
 SourceArg = Annotated[

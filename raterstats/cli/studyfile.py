@@ -594,8 +594,9 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
         "ci": Key(NUMBER, _CI, check=check_probability),
         "statistics": Key(
             STRINGS,
-            "Agreement statistics (default: chosen by each dimension's scale).",
-            _statistics,
+            "Agreement statistics (default: chosen by each dimension's scale), with options "
+            'as for `-m`: `"krippendorff_alpha:level=interval"`.',
+            check=_statistics,
         ),
         "categorical_collapse": Key(
             STRING,
