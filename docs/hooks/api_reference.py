@@ -2,8 +2,8 @@
 
 Every public name gets a mkdocstrings block (``::: raterstats.<name>``), grouped by the
 module that defines it, so the page always lists exactly the exported API; the rest of the
-ranking and design modules, the agreement statistics, the ordinal-model helpers, the report and the figures
-follow as modules (each name documented once).
+ranking and design modules, the agreement statistics, the ordinal-model helpers, the report
+and the figures follow as modules (each name documented once).
 """
 
 from __future__ import annotations
