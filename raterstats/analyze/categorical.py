@@ -9,7 +9,7 @@ import polars as pl
 import xarray as xr
 
 from raterstats.analyze.context import Context, Fit
-from raterstats.analyze.fits import fit, model_ratings
+from raterstats.analyze.fits import fit, how_fitted, model_ratings
 from raterstats.analyze.health import POINT_METHODS, banners, health_lines, ppc_lines
 from raterstats.analyze.tables import format_interval
 from raterstats.formatting import escape_markdown, markdown_table
@@ -137,13 +137,7 @@ def _one(ctx: Context, done: Fit, reading: str) -> list[str]:
     dt = done.dt
     a = dt.attrs
     stem = str(a.get("model", done.model.name))
-    method = str(a.get("method", "nuts"))
-    how = (
-        f"NUTS ({a.get('sampler')}), {a.get('chains')} chains x {a.get('draws')} draws after "
-        f"{a.get('tune')} tuning steps"
-        if method == "nuts"
-        else f"{method.upper()} (point estimate)"
-    )
+    how = how_fitted(dt)
     return [
         f"## Categorical rater model: {escape_markdown(done.label)}",
         "",

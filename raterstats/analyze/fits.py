@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import xarray as xr
+
 from raterstats.analyze.agreement import scale_kind
 from raterstats.analyze.context import Context, Fit, SectionSkipped
 from raterstats.analyze.health import record_health
@@ -158,4 +160,29 @@ def fit(ctx: Context, cls: type[Model], ratings: Ratings, label: str) -> Fit:
     return done
 
 
-__all__ = ["fit", "method_problems", "model_ratings", "plan_models"]
+def how_fitted(dt: xr.DataTree) -> str:
+    """How a fit was made, for the report: the sampler, chains, draws and tuning steps of a
+    NUTS fit, or that it is a point estimate.
+
+    Examples
+    --------
+    >>> how_fitted(xr.DataTree(dataset=xr.Dataset(attrs={"method": "em"})))
+    'EM (point estimate)'
+    """
+    a = dt.attrs
+    method = str(a.get("method", "nuts"))
+    if method != "nuts":
+        return f"{method.upper()} (point estimate)"
+    return (
+        f"NUTS ({a.get('sampler')}), {a.get('chains')} chains x {a.get('draws')} draws after "
+        f"{a.get('tune')} tuning steps"
+    )
+
+
+__all__ = [
+    "fit",
+    "how_fitted",
+    "method_problems",
+    "model_ratings",
+    "plan_models",
+]

@@ -8,7 +8,7 @@ import polars as pl
 import xarray as xr
 
 from raterstats.analyze.context import Context
-from raterstats.analyze.fits import fit, model_ratings
+from raterstats.analyze.fits import fit, how_fitted, model_ratings
 from raterstats.analyze.health import POINT_METHODS, banners, health_lines
 from raterstats.analyze.tables import format_interval, interval_frame
 from raterstats.formatting import escape_markdown, markdown_table
@@ -189,13 +189,7 @@ def ordinal_section(ctx: Context) -> list[str]:
     )
     dt = fit(ctx, cls, ratings, label).dt
     a = dt.attrs
-    method = str(a.get("method", "nuts"))
-    how = (
-        f"NUTS ({a.get('sampler')}), {a.get('chains')} chains x {a.get('draws')} draws after "
-        f"{a.get('tune')} tuning steps"
-        if method == "nuts"
-        else f"{method.upper()} (point estimate)"
-    )
+    how = how_fitted(dt)
     return [
         "## Ordinal rater model",
         "",

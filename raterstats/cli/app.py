@@ -27,7 +27,7 @@ from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
 from raterstats.cli.studyfile import check_probability
-from raterstats.defaults import RANDOM_SEED, ci_prob
+from raterstats.defaults import CHAINS, DRAWS, RANDOM_SEED, TUNE, ci_prob
 from raterstats.files import OutputPathError, check_output, write_atomic
 from raterstats.formatting import markdown_table, visible_lines
 from raterstats.ingest_errors import RatingsError
@@ -138,6 +138,13 @@ CsvOpt = Annotated[Path | None, typer.Option("--csv", help="Also write the table
 SeedOpt = Annotated[
     int | None, typer.Option("--seed", min=0, help=f"Random seed (default {RANDOM_SEED}).")
 ]
+
+#: ``--draws``, ``--tune``, ``--chains`` of the commands that fit a model (``fit``, ``labels``)
+DrawsOpt = Annotated[int | None, typer.Option("--draws", min=1, help=f"Draws per chain ({DRAWS}).")]
+TuneOpt = Annotated[
+    int | None, typer.Option("--tune", min=1, help=f"Tuning steps per chain ({TUNE}).")
+]
+ChainsOpt = Annotated[int | None, typer.Option("--chains", min=1, help=f"Chains ({CHAINS}).")]
 
 #: ``--use-gold``: gold labels clamp a latent-class model's labels (default: they are a check)
 UseGoldOpt = Annotated[
@@ -278,11 +285,14 @@ def open_fit(path: Path) -> xr.DataTree:
 __all__ = [
     "DEBUG_ENV",
     "EXIT_INTERRUPTED",
+    "ChainsOpt",
     "CiOpt",
     "CsvOpt",
+    "DrawsOpt",
     "JsonOpt",
     "RaterstatsGroup",
     "SeedOpt",
+    "TuneOpt",
     "UseGoldOpt",
     "app",
     "console",

@@ -18,10 +18,13 @@ from typing import Annotated, Any
 import typer
 
 from raterstats.cli.app import (
+    ChainsOpt,
     CiOpt,
     CsvOpt,
+    DrawsOpt,
     JsonOpt,
     SeedOpt,
+    TuneOpt,
     UseGoldOpt,
     app,
     fail,
@@ -304,15 +307,9 @@ def fit(
         str | None,
         typer.Option("--sampler", help=f"NUTS sampler: {_listing(list(SAMPLERS), SAMPLER)}."),
     ] = None,
-    draws: Annotated[
-        int | None, typer.Option("--draws", min=1, help=f"Draws per chain ({DRAWS}).")
-    ] = None,
-    tune: Annotated[
-        int | None, typer.Option("--tune", min=1, help=f"Tuning steps per chain ({TUNE}).")
-    ] = None,
-    chains: Annotated[
-        int | None, typer.Option("--chains", min=1, help=f"Chains ({CHAINS}).")
-    ] = None,
+    draws: DrawsOpt = None,
+    tune: TuneOpt = None,
+    chains: ChainsOpt = None,
     seed: SeedOpt = None,
     option: Annotated[
         list[str] | None,

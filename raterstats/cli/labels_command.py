@@ -17,7 +17,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from raterstats import schema as S
-from raterstats.cli.app import JsonOpt, SeedOpt, UseGoldOpt, app, fail, open_fit, output, spinner
+from raterstats.cli.app import (
+    ChainsOpt,
+    DrawsOpt,
+    JsonOpt,
+    SeedOpt,
+    TuneOpt,
+    UseGoldOpt,
+    app,
+    fail,
+    open_fit,
+    output,
+    spinner,
+)
 from raterstats.cli.commands import DEFAULT_MODEL, model_names_help
 from raterstats.cli.study import DataOptions, Study, data_command, load_ratings, parse_value
 from raterstats.cli.studyfile import check_choice, fit_methods, parse_pairs
@@ -239,15 +251,9 @@ def labels(
         str | None,
         typer.Option("--method", help=f"{', '.join(fit_methods())} (default {METHOD})."),
     ] = None,
-    draws: Annotated[
-        int | None, typer.Option("--draws", min=1, help=f"Draws per chain ({DRAWS}).")
-    ] = None,
-    tune: Annotated[
-        int | None, typer.Option("--tune", min=1, help=f"Tuning steps per chain ({TUNE}).")
-    ] = None,
-    chains: Annotated[
-        int | None, typer.Option("--chains", min=1, help=f"Chains ({CHAINS}).")
-    ] = None,
+    draws: DrawsOpt = None,
+    tune: TuneOpt = None,
+    chains: ChainsOpt = None,
     seed: SeedOpt = None,
     option: Annotated[
         list[str] | None,
