@@ -291,6 +291,25 @@ def test_cli_analyze_with_options_and_a_study_file(tmp_path):
     assert "left out by the options (skip)" in report
 
 
+def test_cli_analyze_says_what_failed_once(tmp_path):
+    """issue 17: a fit that fails its checks gives one `analyze: warning:` line naming what
+    failed (not a second, Python-warning copy of it), and the report flags the tables."""
+    path = _csv(tmp_path)
+    out = tmp_path / "report"
+    res = runner.invoke(
+        app,
+        ["analyze", str(path), "-c", "item=answer_id", "-c", "system=model",
+         "-s", "yes-partially-no", "--draws", "30", "--tune", "30", "--chains", "2",
+         "--n-boot", "10", "--skip", "rankings", "--out", str(out)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    lines = [ln for ln in res.stderr.splitlines() if "convergence checks" in ln]
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("analyze: warning: the MACE fit fails its convergence checks (NUTS")
+    assert "ConvergenceWarning" not in res.stderr
+    assert "> **Warning:**" in (out / "report.md").read_text()
+
+
 def test_cli_analyze_usage_errors(tmp_path):
     path = _csv(tmp_path)
     base = ["analyze", str(path), "-c", "item=answer_id", "-s", "yes-partially-no"]

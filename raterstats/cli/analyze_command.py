@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import inspect
+import warnings
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +15,7 @@ from raterstats.cli.app import CiOpt, SeedOpt, app, fail, output, spinner
 from raterstats.cli.study import DataOptions, Study, data_command, load_ratings
 from raterstats.cli.studyfile import check_choice, fit_methods, parse_pairs, scheme_of
 from raterstats.defaults import METHOD, N_BOOT, RANDOM_SEED, SAMPLER
+from raterstats.formatting import visible_lines
 from raterstats.inference import SAMPLERS
 from raterstats.scales import COLLAPSES, SCORE_MAPS
 
@@ -196,6 +198,7 @@ def analyze(
     """
     from raterstats.analyze import analyze as run_analysis
     from raterstats.analyze import fit_health
+    from raterstats.health import ConvergenceWarning
 
     s = data.to_study()
     given = {
@@ -219,7 +222,10 @@ def analyze(
     target = Path(s.option("analyze", "out", out, DEFAULT_OUT))
     output(target, folder=True)
     ratings = load_ratings(s)
-    with spinner("starting") as progress:
+    with spinner("starting") as progress, warnings.catch_warnings():
+        # a failing fit's ConvergenceWarning is said below, with what failed, as a
+        # `analyze: warning:` line (and in the report): not twice
+        warnings.simplefilter("ignore", ConvergenceWarning)
         try:
             result = run_analysis(ratings, target, options=options, progress=progress)
         except ValueError as err:
@@ -227,11 +233,15 @@ def analyze(
                 raise
             raise fail(str(err), 2) from None
     for label, dt in result.fits.items():
-        ok, _ = fit_health(dt)
+        ok, text = fit_health(dt)
         if not ok:
+            what = text.splitlines()[0] if text else ""
             typer.echo(
-                f"analyze: warning: the {label} fit fails its convergence checks; the report "
-                "flags every result computed from it",
+                visible_lines(
+                    f"analyze: warning: the {label} fit fails its convergence checks"
+                    + (f" ({what})" if what else "")
+                    + "; the report flags every result computed from it"
+                ),
                 err=True,
             )
         if str(dt.attrs.get("method", "nuts")) in ("map", "em"):
