@@ -26,6 +26,7 @@ from raterstats.analyze import (
     ppc_lines,
 )
 from raterstats.cli import app
+from raterstats.models import OrdinalRaters
 from raterstats.simulate import archehr_like_study, clinical_qa_study
 
 runner = CliRunner()
@@ -211,6 +212,10 @@ def test_options_are_checked_with_every_problem():
         AnalyzeOptions(models=("length_effect",))
     with pytest.raises(ValueError, match="unknown setting"):
         AnalyzeOptions(fit_settings={"ordinal": {"draw": 5}})
+    with pytest.raises(ValueError, match=r"target_accept must be a number in \(0, 1\)"):
+        AnalyzeOptions(fit_settings={"ordinal": {"target_accept": 1.5}})
+    ok = AnalyzeOptions(fit_settings={"ordinal": {"target_accept": 0.95, "tune": 2000}})
+    assert ok.settings_for(OrdinalRaters) == {"target_accept": 0.95, "tune": 2000}
     with pytest.raises(ValueError, match="unknown segment rule"):
         AnalyzeOptions(schemes=(Scheme("s", segment_rules="sometimes"),))
     assert AnalyzeOptions(models=("ds", "ordinal")).models == ("dawid_skene", "ordinal_raters")

@@ -14,8 +14,12 @@ if TYPE_CHECKING:
     from raterstats.models import Model
     from raterstats.ratings import Ratings
 
-#: the fit settings a model may be given (``AnalyzeOptions.fit_settings``)
+#: the fit settings of every model (``AnalyzeOptions.method``, ``draws``, ...) and of one
+#: model (``AnalyzeOptions.fit_settings``)
 FIT_SETTINGS = ("method", "draws", "tune", "chains", "sampler")
+#: settings only one model's table of ``fit_settings`` takes (NUTS' target acceptance rate,
+#: raised against divergences)
+MODEL_SETTINGS = (*FIT_SETTINGS, "target_accept")
 #: what a model fit is used for in the analysis
 MODEL_ROLES = ("categorical", "ordinal")
 
@@ -213,14 +217,14 @@ class AnalyzeOptions:
             if not isinstance(given, Mapping):
                 problems.append(f"fit_settings[{name!r}] must be a mapping, got {given!r}")
                 continue
-            unknown = [k for k in given if k not in FIT_SETTINGS]
+            unknown = [k for k in given if k not in MODEL_SETTINGS]
             if unknown:
                 problems.append(
                     f"fit_settings[{name!r}]: unknown setting(s) {unknown}; known: "
-                    f"{list(FIT_SETTINGS)}"
+                    f"{list(MODEL_SETTINGS)}"
                 )
             problems += _setting_problems(
-                {k: v for k, v in given.items() if k in FIT_SETTINGS},
+                {k: v for k, v in given.items() if k in MODEL_SETTINGS},
                 f"fit_settings[{name!r}] ",
                 allow_none=False,
             )
@@ -330,6 +334,10 @@ def _setting_problems(values: Mapping[str, Any], where: str, *, allow_none: bool
             problems.append(f"{where}sampler {value!r} is not one of {list(SAMPLERS)}")
         elif key == "method" and not isinstance(value, str):
             problems.append(f"{where}method must be text, got {value!r}")
+        elif key == "target_accept" and not (
+            isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1
+        ):
+            problems.append(f"{where}target_accept must be a number in (0, 1), got {value!r}")
     return problems
 
 
@@ -351,4 +359,11 @@ def _statistics_problems(statistics: Sequence[Any] | None) -> list[str]:
     return []
 
 
-__all__ = ["FIT_SETTINGS", "MODEL_ROLES", "AnalyzeOptions", "Scheme", "model_role"]
+__all__ = [
+    "FIT_SETTINGS",
+    "MODEL_ROLES",
+    "MODEL_SETTINGS",
+    "AnalyzeOptions",
+    "Scheme",
+    "model_role",
+]

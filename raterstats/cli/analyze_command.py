@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from raterstats.cli.app import CiOpt, SeedOpt, app, fail, output, spinner
-from raterstats.cli.study import DataOptions, Study, data_command, load_ratings
+from raterstats.cli.study import DataOptions, Study, data_command, load_ratings, parse_value
 from raterstats.cli.studyfile import check_choice, fit_methods, parse_pairs, scheme_of
 from raterstats.defaults import METHOD, N_BOOT, RANDOM_SEED, SAMPLER
 from raterstats.formatting import visible_lines
@@ -75,7 +75,7 @@ def analyze_options(s: Study, given: dict[str, Any]) -> Any:
             raise typer.BadParameter(
                 f"--fit-setting takes MODEL.SETTING=VALUE (e.g. ordinal.method=map), got {spec!r}"
             )
-        settings.setdefault(model, {})[key] = int(value) if value.isdigit() else value
+        settings.setdefault(model, {})[key] = parse_value(value)
     method = opt("method")
     if method is not None:
         check_choice(method, fit_methods(), "--method")
@@ -152,7 +152,9 @@ def analyze(
         list[str] | None,
         typer.Option(
             "--fit-setting",
-            help="One model's setting MODEL.SETTING=VALUE (repeatable), e.g. ordinal.method=map.",
+            help="One model's setting MODEL.SETTING=VALUE (repeatable): method, draws, tune, "
+            "chains, sampler or target_accept, e.g. ordinal.method=map or "
+            "ordinal.target_accept=0.95.",
         ),
     ] = None,
     n_boot: Annotated[

@@ -586,7 +586,8 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
         "chains": Key(INTEGER, "Chains.", minimum=1),
         "fit": Key(
             TABLE,
-            'Settings of one model over the above: `{ ordinal = { method = "map" } }`.',
+            "Settings of one model over the above (method, draws, tune, chains, sampler, "
+            'target_accept): `{ ordinal = { method = "map" } }`.',
             check=_fit_settings,
         ),
         "seed": Key(INTEGER, _SEED, minimum=0),
