@@ -67,6 +67,7 @@ def test_dialsummeval_campus_ordinal_with_rankings(tmp_path):
     skipped = not_included(report)
     assert set(skipped) == {
         "Categorical rater model",
+        "Accuracy against the gold labels",
         "Annotation designs",
         "Intra-rater reliability",
         "LLM judges",
@@ -74,7 +75,7 @@ def test_dialsummeval_campus_ordinal_with_rankings(tmp_path):
     assert "one annotation design" in skipped["Annotation designs"]
     assert "analyze: note: the ordinal rater model fit is a point estimate (MAP)" in output
     ranking = report.split("## System rankings", 1)[1].split("\n## ", 1)[0]
-    assert "> **Note:** The fit is a point estimate (MAP)" in ranking
+    assert "> **Note:** Computed from a MAP point estimate" in ranking
     # 14 systems: one row per system, a column per source (no column hidden by a scroll bar)
     assert "| dimension | system | rater model | raw mean | raw majority |" in ranking
 
