@@ -249,6 +249,26 @@ def test_the_schema_covers_every_key_the_commands_read():
                 and all(isinstance(a, ast.Constant) for a in node.args[:2])
             ):
                 read.add((node.args[0].value, node.args[1].value))
+    # model_spec(s, "<table>", ...) reads MODEL_SPEC_KEYS from the table it is given
+    spec_source = inspect.getsource(labels_command.model_spec)
+    spec_reads = {
+        node.args[1].value
+        for node in ast.walk(ast.parse(textwrap.dedent(spec_source)))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "option"
+        and isinstance(node.args[1], ast.Constant)
+    }
+    assert spec_reads == set(labels_command.MODEL_SPEC_KEYS)
+    for module in (commands, labels_command):
+        for node in ast.walk(ast.parse(inspect.getsource(module))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "model_spec"
+                and isinstance(node.args[1], ast.Constant)
+            ):
+                read |= {(node.args[1].value, k) for k in labels_command.MODEL_SPEC_KEYS}
     assert ".sections.get(" not in inspect.getsource(commands)
     declared = {(s, k) for s, keys in STUDY_FILE.items() if s != TOP for k in keys}
     assert read == declared

@@ -27,9 +27,10 @@ from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
 from raterstats.cli.studyfile import check_probability
-from raterstats.defaults import CHAINS, DRAWS, RANDOM_SEED, TUNE, ci_prob
+from raterstats.defaults import CHAINS, DRAWS, RANDOM_SEED, SAMPLER, TUNE, ci_prob
 from raterstats.files import OutputPathError, check_output, write_atomic
 from raterstats.formatting import markdown_table, visible_lines
+from raterstats.inference_checks import SAMPLERS
 from raterstats.ingest_errors import RatingsError
 from raterstats.version import __version__
 
@@ -145,6 +146,11 @@ TuneOpt = Annotated[
     int | None, typer.Option("--tune", min=1, help=f"Tuning steps per chain ({TUNE}).")
 ]
 ChainsOpt = Annotated[int | None, typer.Option("--chains", min=1, help=f"Chains ({CHAINS}).")]
+#: ``--sampler`` of the commands that fit a model
+SamplerOpt = Annotated[
+    str | None,
+    typer.Option("--sampler", help=f"NUTS sampler: {', '.join(SAMPLERS)} (default {SAMPLER})."),
+]
 
 #: ``--use-gold``: gold labels clamp a latent-class model's labels (default: they are a check)
 UseGoldOpt = Annotated[
@@ -291,6 +297,7 @@ __all__ = [
     "DrawsOpt",
     "JsonOpt",
     "RaterstatsGroup",
+    "SamplerOpt",
     "SeedOpt",
     "TuneOpt",
     "UseGoldOpt",

@@ -23,6 +23,7 @@ from raterstats.cli.app import (
     CsvOpt,
     DrawsOpt,
     JsonOpt,
+    SamplerOpt,
     SeedOpt,
     TuneOpt,
     UseGoldOpt,
@@ -39,7 +40,6 @@ from raterstats.cli.study import (
     StudyOpt,
     data_command,
     load_ratings,
-    parse_value,
 )
 from raterstats.cli.studyfile import (
     check_choice,
@@ -51,20 +51,15 @@ from raterstats.cli.studyfile import (
 )
 from raterstats.defaults import (
     AGREEMENT_CONFIDENCE,
-    CHAINS,
-    DRAWS,
     METHOD,
     N_BOOT,
     RANDOM_SEED,
-    SAMPLER,
-    TUNE,
     ci_prob,
 )
 from raterstats.demo import CATEGORICAL_DRAWS, ORDINAL_DRAWS
 from raterstats.files import write_atomic
 from raterstats.formatting import visible_lines
 from raterstats.health import ConvergenceWarning, fit_health
-from raterstats.inference import SAMPLERS
 from raterstats.models import MACE, registered_models
 from raterstats.ranking import rank_methods
 from raterstats.scales import SCORE_MAPS
@@ -303,10 +298,7 @@ def fit(
     method: Annotated[
         str | None, typer.Option("--method", help=_listing(fit_methods(), METHOD) + ".")
     ] = None,
-    sampler: Annotated[
-        str | None,
-        typer.Option("--sampler", help=f"NUTS sampler: {_listing(list(SAMPLERS), SAMPLER)}."),
-    ] = None,
+    sampler: SamplerOpt = None,
     draws: DrawsOpt = None,
     tune: TuneOpt = None,
     chains: ChainsOpt = None,
@@ -330,34 +322,16 @@ def fit(
 
     Example: raterstats fit ratings.csv -s yes-partially-no --model mace --method em --out fit.nc
     """
-    from raterstats.cli.labels_command import apply_use_gold, echo_gold, gold_report
-    from raterstats.models import ModelInputError, model_class
+    from raterstats.cli.labels_command import echo_gold, gold_report, model_spec
+    from raterstats.models import ModelInputError
 
     s = data.to_study()
     target = Path(s.option("fit", "out", out, "fit.nc"))
     output(target)
-    name = str(s.option("fit", "model", model, DEFAULT_MODEL))
-    try:
-        cls = model_class(name)
-    except ValueError as err:
-        raise fail(str(err), 2) from None
-    options = dict(s.option("fit", "options", None, {}))
-    options.update({k: parse_value(v) for k, v in parse_pairs(option, "--option").items()})
-    apply_use_gold(cls, options, s.option("fit", "use_gold", use_gold, None), "fit")
-    try:
-        spec = cls(**options)
-    except (TypeError, ValueError) as err:
-        raise fail(f"model {name}: {err}", 2) from None
-    settings: dict[str, Any] = {
-        "method": check_choice(s.option("fit", "method", method, METHOD), cls.methods, "--method"),
-        "sampler": check_choice(
-            s.option("fit", "sampler", sampler, SAMPLER), SAMPLERS, "--sampler"
-        ),
-        "draws": int(s.option("fit", "draws", draws, DRAWS)),
-        "tune": int(s.option("fit", "tune", tune, TUNE)),
-        "chains": int(s.option("fit", "chains", chains, CHAINS)),
-        "random_seed": int(s.option("fit", "seed", seed, RANDOM_SEED)),
-    }
+    spec, settings = model_spec(
+        s, "fit", model=model, method=method, sampler=sampler, draws=draws, tune=tune,
+        chains=chains, seed=seed, option=option, use_gold=use_gold,
+    )  # fmt: skip
     ratings = load_ratings(s)
     with spinner(f"fitting {spec!r} ({settings['method']})") as say, warnings.catch_warnings():
         # the fit's health is printed below, line by line, instead of as a Python warning

@@ -21,6 +21,7 @@ from raterstats.cli.app import (
     ChainsOpt,
     DrawsOpt,
     JsonOpt,
+    SamplerOpt,
     SeedOpt,
     TuneOpt,
     UseGoldOpt,
@@ -171,49 +172,70 @@ def labels_summary(table: pl.DataFrame) -> dict[str, Any]:
     }
 
 
-def _model_spec(
+#: the keys :func:`model_spec` reads from the study-file table it is given (``[fit]``,
+#: ``[labels]``); the schema test checks this list against the function's own reads
+MODEL_SPEC_KEYS = (
+    "model",
+    "options",
+    "use_gold",
+    "method",
+    "sampler",
+    "draws",
+    "tune",
+    "chains",
+    "seed",
+)
+
+
+def model_spec(
     s: Study,
+    table: str,
     *,
     model: str | None,
     method: str | None,
+    sampler: str | None,
     draws: int | None,
     tune: int | None,
     chains: int | None,
     seed: int | None,
     option: list[str] | None,
     use_gold: bool | None,
+    labels: bool = False,
 ) -> tuple[Model, dict[str, Any]]:
-    """The model and fit settings that ``labels`` names (command line, then ``[labels]``,
-    then the defaults), checked before any data are read."""
+    """The model and fit settings that a fitting command names (the command line, then the
+    study file's ``[table]``, then the defaults), checked before any data are read: an
+    unknown model or option, a method the model does not have, or (``labels``) a model
+    without item labels is a usage error (exit 2). Shared by ``fit`` and ``labels``."""
+    from raterstats.inference import SAMPLERS
     from raterstats.models import model_class
 
-    name = str(s.option("labels", "model", model, DEFAULT_MODEL))
+    name = str(s.option(table, "model", model, DEFAULT_MODEL))
     try:
         cls = model_class(name)
     except ValueError as err:
         raise fail(str(err), 2) from None
-    if not cls.answers("item_posterior"):
+    if labels and not cls.answers("item_posterior"):
         raise fail(
             f"labels: the {cls.name} model has no item labels; models with labels: "
             f"{', '.join(labelled_models())}",
             2,
         )
-    options = dict(s.option("labels", "options", None, {}))
+    options = dict(s.option(table, "options", None, {}))
     options.update({k: parse_value(v) for k, v in parse_pairs(option, "--option").items()})
-    apply_use_gold(cls, options, s.option("labels", "use_gold", use_gold, None), "labels")
+    apply_use_gold(cls, options, s.option(table, "use_gold", use_gold, None), table)
     try:
         spec = cls(**options)
     except (TypeError, ValueError) as err:
         raise fail(f"model {name}: {err}", 2) from None
     settings: dict[str, Any] = {
-        "method": check_choice(
-            s.option("labels", "method", method, METHOD), cls.methods, "--method"
+        "method": check_choice(s.option(table, "method", method, METHOD), cls.methods, "--method"),
+        "sampler": check_choice(
+            s.option(table, "sampler", sampler, SAMPLER), SAMPLERS, "--sampler"
         ),
-        "draws": int(s.option("labels", "draws", draws, DRAWS)),
-        "tune": int(s.option("labels", "tune", tune, TUNE)),
-        "chains": int(s.option("labels", "chains", chains, CHAINS)),
-        "random_seed": int(s.option("labels", "seed", seed, RANDOM_SEED)),
-        "sampler": SAMPLER,
+        "draws": int(s.option(table, "draws", draws, DRAWS)),
+        "tune": int(s.option(table, "tune", tune, TUNE)),
+        "chains": int(s.option(table, "chains", chains, CHAINS)),
+        "random_seed": int(s.option(table, "seed", seed, RANDOM_SEED)),
     }
     return spec, settings
 
@@ -251,6 +273,7 @@ def labels(
         str | None,
         typer.Option("--method", help=f"{', '.join(fit_methods())} (default {METHOD})."),
     ] = None,
+    sampler: SamplerOpt = None,
     draws: DrawsOpt = None,
     tune: TuneOpt = None,
     chains: ChainsOpt = None,
@@ -284,15 +307,16 @@ def labels(
     fit_path = s.option("labels", "fit", fit_file, None)
     ratings: Ratings | None = None
     if fit_path is None:
-        spec, settings = _model_spec(
-            s, model=model, method=method, draws=draws, tune=tune, chains=chains, seed=seed,
-            option=option, use_gold=use_gold,
+        spec, settings = model_spec(
+            s, "labels", model=model, method=method, sampler=sampler, draws=draws, tune=tune,
+            chains=chains, seed=seed, option=option, use_gold=use_gold, labels=True,
         )  # fmt: skip
         ratings = load_ratings(s)
         dt = _fit(spec, ratings, settings)
     else:
         given = {
-            "--model": model, "--method": method, "--draws": draws, "--tune": tune,
+            "--model": model, "--method": method, "--sampler": sampler, "--draws": draws,
+            "--tune": tune,
             "--chains": chains, "--seed": seed, "--option": option, "--use-gold": use_gold,
         }  # fmt: skip
         extra = [k for k, v in given.items() if v is not None]
@@ -362,6 +386,7 @@ def _check_fingerprint(dt: xr.DataTree, ratings: Ratings) -> None:
 
 __all__ = [
     "CLAMP_HINT",
+    "MODEL_SPEC_KEYS",
     "apply_use_gold",
     "echo_gold",
     "gold_report",
@@ -369,4 +394,5 @@ __all__ = [
     "labelled_models",
     "labels",
     "labels_summary",
+    "model_spec",
 ]

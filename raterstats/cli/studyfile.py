@@ -535,6 +535,7 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
             STRING, "The model: one with item labels (`raterstats labels --help`).", check=_model
         ),
         "method": Key(STRING, "How to fit it (`raterstats labels --help`).", fit_methods),
+        "sampler": Key(STRING, "The NUTS sampler (`raterstats fit --help`).", _samplers),
         "draws": Key(INTEGER, "Draws per chain.", minimum=1),
         "tune": Key(INTEGER, "Tuning steps per chain.", minimum=1),
         "chains": Key(INTEGER, "Chains.", minimum=1),
