@@ -121,21 +121,18 @@ def model_ratings(ctx: Context, role: str) -> tuple[Ratings, str]:
             dims = [d for d, s in r.scales.items() if scale_kind(s) == "nominal"]
         if not dims:
             raise SectionSkipped("every dimension is on an interval scale (no categories)")
-        what = (
-            "the ratings as they are"
-            if len(dims) == len(r.scales)
-            else f"dimension(s) {_listing(dims)}"
-        )
-        return (r if len(dims) == len(r.scales) else r.filter(dimension=dims)), what
+        return _dimensions(r, dims)
     dims = [d for d, s in r.scales.items() if isinstance(s, OrdinalScale)]
     if not dims:
         raise SectionSkipped("no dimension is on an ordinal scale")
-    what = (
-        "the ratings as they are"
-        if len(dims) == len(r.scales)
-        else f"dimension(s) {_listing(dims)}"
-    )
-    return (r if len(dims) == len(r.scales) else r.filter(dimension=dims)), what
+    return _dimensions(r, dims)
+
+
+def _dimensions(r: Ratings, dims: list[str]) -> tuple[Ratings, str]:
+    """The ratings of ``dims``, and how the report words that choice."""
+    if len(dims) == len(r.scales):
+        return r, "the ratings as they are"
+    return r.filter(dimension=dims), f"dimension(s) {_listing(dims)}"
 
 
 def fit(ctx: Context, cls: type[Model], ratings: Ratings, label: str) -> Fit:
