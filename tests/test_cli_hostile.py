@@ -282,7 +282,9 @@ def _toml_blocks(text: str) -> list[str]:
     return re.findall(r"```toml\n(.*?)```", text, flags=re.S)
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs/cli.md", "docs/data-format.md"])
+@pytest.mark.parametrize(
+    "doc", ["README.md", "docs/cli.md", "docs/data-format.md", "docs/your-study.md"]
+)
 def test_every_study_file_in_the_docs_is_valid(doc):
     """issue 18, item 6: the documented study files follow the schema."""
     blocks = _toml_blocks((REPO / doc).read_text())
