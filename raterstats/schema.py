@@ -41,6 +41,11 @@ ROW = "source_row"
 #: its repeats in order (``repeat`` is ``repeat_index > 0``).
 REPEAT_INDEX = "repeat_index"
 
+#: Optional column of a table made of several rating schemes
+#: (:func:`raterstats.design.combine_schemes`): the dimension a row measures, where
+#: ``dimension`` names its label space (one dimension on one scale).
+BASE_DIMENSION = "base_dimension"
+
 #: Value used for ``dimension`` / ``design`` when the data do not have that column.
 DEFAULT_LEVEL = "default"
 

@@ -61,10 +61,12 @@ class LatentClassData:
     saved before they were stored), ``unit_gold_data`` (the gold code the ratings give the
     unit, -1: none, whether it clamps the label or not: a check, not data of the
     likelihood; None when the ratings have no gold column or the fit was saved before it
-    was stored); per pattern: ``pattern_count``, ``pattern_dim``,
-    ``pattern_gold`` and the ratings of one representative unit (``p_*`` arrays, sorted by
-    pattern, and the derived ``p_cell``). Cells index the full rater x dimension x design
-    grid, row-major (:meth:`cell_of`).
+    was stored), ``base_dimensions`` (the dimension each of ``dimensions`` measures when the
+    ratings have a ``base_dimension`` column, a table of several schemes with different
+    label sets, :func:`raterstats.design.combine_schemes`; None otherwise); per pattern:
+    ``pattern_count``, ``pattern_dim``, ``pattern_gold`` and the ratings of one
+    representative unit (``p_*`` arrays, sorted by pattern, and the derived ``p_cell``).
+    Cells index the full rater x dimension x design grid, row-major (:meth:`cell_of`).
     """
 
     unit_ids: tuple[str, ...]
@@ -96,6 +98,7 @@ class LatentClassData:
     unit_system: tuple[str, ...] | None = None
     unit_question: tuple[str, ...] | None = None
     unit_gold_data: np.ndarray | None = None
+    base_dimensions: tuple[str, ...] | None = None
 
     @property
     def n_units(self) -> int:
@@ -216,6 +219,11 @@ class LatentClassData:
         }
         if self.unit_gold_data is not None:
             per_unit["gold"] = (("unit",), self.unit_gold_data.astype(np.int16))
+        per_dim = (
+            {"base_dimension": (("dimension",), np.asarray(self.base_dimensions, dtype=str))}
+            if self.base_dimensions is not None
+            else {}
+        )
         observed = xr.Dataset(
             {"rating": (("obs",), self.code.astype(np.int16))},
             coords={"obs": np.arange(self.n_ratings)},
@@ -232,6 +240,7 @@ class LatentClassData:
                 "n_categories": (("dimension",), self.n_categories.astype(np.int16)),
                 "category_label": (("dimension", "category"), labels.astype(str)),
                 **per_unit,
+                **per_dim,
             },
             coords={
                 "obs": np.arange(self.n_ratings),
@@ -347,6 +356,7 @@ def prepare_latent_class(
             )
 
     gold_data = unit_gold.copy() if gold_col else None
+    base_dims = _base_dimensions(data, dims)
     if not use_gold:
         unit_gold = np.full(units.height, -1, dtype=np.int64)
 
@@ -429,7 +439,29 @@ def prepare_latent_class(
         unit_system=tuple(systems.get(it, "") for it in items),
         unit_question=tuple(questions.get(it, "") for it in items),
         unit_gold_data=gold_data,
+        base_dimensions=base_dims,
     )
+
+
+def _base_dimensions(data: pl.DataFrame, dims: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The ``base_dimension`` of every dimension (label space) of a table of several
+    schemes; None when the ratings have no such column. A dimension with several base
+    dimensions is an error."""
+    if S.BASE_DIMENSION not in data.columns:
+        return None
+    pairs = data.select(pl.col(S.DIMENSION), pl.col(S.BASE_DIMENSION).cast(pl.String)).unique()
+    found: dict[str, list[str]] = {}
+    for dim, base in pairs.iter_rows():
+        found.setdefault(str(dim), []).append("" if base is None else str(base))
+    bad = [
+        f"dimension {d!r} has base dimensions {sorted(b)}" for d, b in found.items() if len(b) > 1
+    ]
+    empty = [f"dimension {d!r} has no base dimension" for d, b in found.items() if b == [""]]
+    if bad or empty:
+        raise ModelInputError(
+            [*bad, *empty, "column 'base_dimension' must give one dimension per label space"]
+        )
+    return tuple(found[d][0] for d in dims)
 
 
 def _unit_ids(
@@ -527,6 +559,11 @@ def data_from_groups(const: xr.Dataset, observed: xr.Dataset) -> LatentClassData
         unit_system=_unit_strings(const, "unit_system"),
         unit_question=_unit_strings(const, "unit_question"),
         unit_gold_data=const["gold"].values.astype(np.int64) if "gold" in const else None,
+        base_dimensions=(
+            tuple(str(x) for x in const["base_dimension"].values)
+            if "base_dimension" in const
+            else None
+        ),
     )
 
 
