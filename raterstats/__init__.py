@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from raterstats.design import (
         annotation_budget,
         cheapest_design,
+        combine_schemes,
         compare_designs,
         partial_annotation,
         reliability_projection,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "annotation_budget": "design",
     "cheapest_design": "design",
+    "combine_schemes": "design",
     "compare_designs": "design",
     "partial_annotation": "design",
     "reliability_projection": "design",
@@ -89,6 +91,7 @@ __all__ = [
     "analyze",
     "annotation_budget",
     "cheapest_design",
+    "combine_schemes",
     "compare_designs",
     "concat_ratings",
     "diagnose",

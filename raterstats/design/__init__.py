@@ -5,7 +5,8 @@ Modules: :mod:`~raterstats.design.compare` (agreement per design: posterior, par
 annotation, intra-rater), :mod:`~raterstats.design.budget` (reliability projections, costs,
 annotation budgets and the executor they run on), :mod:`~raterstats.design.judges` (LLM
 judges against experts), :mod:`~raterstats.design.subsampling` (rankings from fewer
-raters). Code outside this package imports from here, never from its modules.
+raters), :mod:`~raterstats.design.schemes` (schemes with different label sets as one
+table for a categorical fit). Code outside this package imports from here, never from its modules.
 """
 
 from raterstats.design.budget import (
@@ -22,11 +23,14 @@ from raterstats.design.compare import (
     partial_annotation,
 )
 from raterstats.design.judges import judge_agreement, judge_vs_experts
+from raterstats.design.schemes import base_dimensions, combine_schemes
 from raterstats.design.subsampling import subsample_raters, subsampling_study
 
 __all__ = [
     "annotation_budget",
+    "base_dimensions",
     "cheapest_design",
+    "combine_schemes",
     "compare_designs",
     "design_table",
     "intra_rater_by_design",
