@@ -3,7 +3,9 @@ and annotation budgets, LLM judges against experts, rater subsampling.
 
 Modules: :mod:`~raterstats.design.compare` (agreement per design: posterior, partial
 annotation, intra-rater), :mod:`~raterstats.design.budget` (reliability projections, costs,
-annotation budgets and the executor they run on), :mod:`~raterstats.design.judges` (LLM
+annotation budgets and the executor they run on), :mod:`~raterstats.design.budget_categorical`
+and :mod:`~raterstats.design.budget_sim` (budgets and partial annotation from MACE /
+Dawid-Skene fits, by simulation from the posterior), :mod:`~raterstats.design.judges` (LLM
 judges against experts), :mod:`~raterstats.design.subsampling` (rankings from fewer
 raters), :mod:`~raterstats.design.schemes` (schemes with different label sets as one
 table for a categorical fit). Code outside this package imports from here, never from its modules.
@@ -15,6 +17,11 @@ from raterstats.design.budget import (
     rating_costs,
     reliability_projection,
     simulate_ranking_task,
+    unit_costs,
+)
+from raterstats.design.budget_categorical import (
+    annotation_budget_categorical,
+    partial_annotation_categorical,
 )
 from raterstats.design.compare import (
     compare_designs,
@@ -28,6 +35,7 @@ from raterstats.design.subsampling import subsample_raters, subsampling_study
 
 __all__ = [
     "annotation_budget",
+    "annotation_budget_categorical",
     "base_dimensions",
     "cheapest_design",
     "combine_schemes",
@@ -37,9 +45,11 @@ __all__ = [
     "judge_agreement",
     "judge_vs_experts",
     "partial_annotation",
+    "partial_annotation_categorical",
     "rating_costs",
     "reliability_projection",
     "simulate_ranking_task",
     "subsample_raters",
     "subsampling_study",
+    "unit_costs",
 ]

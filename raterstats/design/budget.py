@@ -12,7 +12,7 @@ target.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor, ProcessPoolExecutor
 from typing import Any, Literal
 
@@ -26,6 +26,8 @@ from raterstats import schema as S
 from raterstats.checks import check_counts
 from raterstats.design.compare import check_ordinal_fit, thin_posterior
 from raterstats.intervals import SAMPLE_DIMS, eti
+from raterstats.models import is_fit_of
+from raterstats.models.latent_class import LatentClassModel
 from raterstats.ratings import Ratings
 
 
@@ -142,6 +144,80 @@ def rating_costs(ratings: Ratings) -> dict[str, float]:
         unit_t = part["t"] / part["ns"].cast(pl.Float64) if segmented else part["t"]
         out[str(des)] = float(np.mean(unit_t.to_numpy()))
     return dict(sorted(out.items()))
+
+
+def unit_costs(
+    ratings: Ratings,
+    seconds_per_unit: Mapping[str, float] | None,
+    designs: Iterable[str],
+    what: str,
+) -> dict[str, float]:
+    """Seconds of a human rater per answer (whole-answer designs) or per sentence
+    (sentence-level designs) of every design: ``seconds_per_unit`` where given, else
+    :func:`~raterstats.design.budget.rating_costs` of ``ratings`` (their ``duration_s``).
+
+    Parameters
+    ----------
+    ratings : Ratings
+        The fitted ratings.
+    seconds_per_unit : mapping of str to float, optional
+        ``{design: seconds}`` for every design (positive); for data without durations.
+    designs : iterable of str
+        The designs that need a cost.
+    what : str
+        The caller's name, for messages.
+
+    Returns
+    -------
+    dict
+        ``{design: seconds}`` for every design of ``designs``.
+
+    Raises
+    ------
+    ValueError
+        No durations and no ``seconds_per_unit``, a design without a cost, or a cost that
+        is not a positive number.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from raterstats import read_ratings
+    >>> r = read_ratings(pl.DataFrame({"item": ["a"], "rater": ["x"], "rating": [1]}))
+    >>> unit_costs(r, {"default": 30}, ["default"], "f")
+    {'default': 30.0}
+    """
+    designs = list(designs)
+    if seconds_per_unit is None:
+        if S.DURATION not in ratings.data.columns:
+            raise ValueError(
+                f"{what}: the ratings have no 'duration_s' column; pass seconds_per_unit="
+                "{design: seconds per answer (whole-answer designs) or per sentence}"
+            )
+        costs = rating_costs(ratings)
+        source = "ratings"
+    else:
+        if not isinstance(seconds_per_unit, Mapping):
+            raise ValueError(
+                f"{what}: seconds_per_unit must be a mapping {{design: seconds}}, got "
+                f"{type(seconds_per_unit).__name__}"
+            )
+        costs = {}
+        for des, sec in seconds_per_unit.items():
+            try:
+                val = float(sec)
+            except (TypeError, ValueError):
+                val = float("nan")
+            if not np.isfinite(val) or val <= 0:
+                raise ValueError(
+                    f"{what}: seconds_per_unit[{des!r}] must be a positive number, got {sec!r}"
+                )
+            costs[str(des)] = val
+        source = "seconds_per_unit"
+    missing = [g for g in designs if g not in costs]
+    if missing:
+        hint = "" if source == "seconds_per_unit" else "; pass seconds_per_unit= for them"
+        raise ValueError(f"{what}: no durations for designs {missing} in {source}{hint}")
+    return {g: costs[g] for g in designs}
 
 
 def simulate_ranking_task(task: dict[str, Any]) -> tuple[int, np.ndarray, np.ndarray]:
@@ -317,6 +393,9 @@ def annotation_budget(
     executor: Executor | None = None,
     client: Any = None,
     random_seed: int = D.RANDOM_SEED,
+    seconds_per_unit: Mapping[str, float] | None = None,
+    score_map: Any = None,
+    rule: Any = None,
 ) -> xr.Dataset:
     """Projected reliability, ranking certainty and cost of other annotation designs.
 
@@ -333,10 +412,17 @@ def annotation_budget(
     ``answers x r x`` seconds per answer (whole-answer designs) or ``k x`` seconds per
     sentence (:func:`rating_costs` of ``ratings``).
 
+    A MACE or Dawid-Skene fit gets the categorical version
+    (:func:`~raterstats.design.budget_categorical.annotation_budget_categorical`): the same
+    dims, with the probability that the majority-vote and the model's label of a unit are
+    correct (``p_correct_majority``, ``p_correct_model``) and Cohen's kappa of the model's
+    label with the truth as ``reliability``, by simulation from the posterior.
+
     Parameters
     ----------
     dt : xr.DataTree
-        An :class:`~raterstats.OrdinalRaters` fit with system effects.
+        An :class:`~raterstats.OrdinalRaters` fit with system effects, or a MACE /
+        Dawid-Skene fit.
     ratings : Ratings
         The fitted ratings (for the costs, from ``duration_s``).
     n_sims : int
@@ -349,6 +435,16 @@ def annotation_budget(
         Spread the sweep over a Dask cluster (``client.get_executor()``); dask is optional.
     random_seed : int
         Seed; every task gets its own stream, so results do not depend on the executor.
+    seconds_per_unit : mapping of str to float, optional
+        ``{design: seconds per answer (whole-answer designs) or per sentence}``: the costs
+        for ratings without durations (default: :func:`rating_costs` of ``ratings``; an
+        error when they have no ``duration_s``).
+    score_map : optional
+        Categorical fits only: how a label is scored for the system ranking (as in
+        :func:`raterstats.rank_systems`).
+    rule : optional
+        Categorical fits only: the segment rule that gives an answer its label from ``k``
+        sentences in sentence-level designs (default: report per sentence).
 
     Returns
     -------
@@ -372,8 +468,23 @@ def annotation_budget(
     ('dimension', 'design', 'n_raters', 'k')
     """
     what = "annotation_budget"
+    if is_fit_of(dt, LatentClassModel):
+        # imported here: the categorical version builds on this module's executor
+        from raterstats.design.budget_categorical import annotation_budget_categorical
+
+        return annotation_budget_categorical(
+            dt, ratings, n_raters=n_raters, n_sentences=n_sentences, n_sims=n_sims,
+            max_workers=max_workers, executor=executor, client=client,
+            random_seed=random_seed, seconds_per_unit=seconds_per_unit, score_map=score_map,
+            rule=rule,
+        )  # fmt: skip
     check_counts(where=what, n_sims=(n_sims, 0))
     check_ordinal_fit(dt, what)
+    if score_map is not None or rule is not None:
+        raise ValueError(
+            f"{what}: score_map and rule apply to categorical fits (MACE, DawidSkene); an "
+            "ordinal fit ranks by the mean rating and projects the answer score"
+        )
     post = dt["posterior"].to_dataset()
     const = dt["constant_data"].to_dataset()
     if "system_effect" not in post:
@@ -391,13 +502,12 @@ def annotation_budget(
     designs = [str(g) for g in post["design"].values]
     rel = reliability_projection(dt, n_raters=rs, n_sentences=ks)
     r_lo, r_hi = eti(rel, 0.9)
-    costs = rating_costs(ratings)
+    designs_all = [str(g) for g in post["design"].values]
+    costs = unit_costs(ratings, seconds_per_unit, designs_all, what)
     n_items = post.sizes["item"]
     has_sent = dict(zip(designs, const["design_has_sentences"].values.astype(bool), strict=True))
     cost = np.zeros((len(designs), len(rs), len(ks)))
     for g, des in enumerate(designs):
-        if des not in costs:
-            raise ValueError(f"{what}: no durations for design {des!r} in ratings")
         per = np.asarray(ks, dtype=float) if has_sent[des] else np.ones(len(ks))
         cost[g] = n_items * np.asarray(rs, dtype=float)[:, None] * per[None, :] * costs[des] / 3600
     shape = (len(dims), len(designs), len(rs), len(ks))
@@ -492,12 +602,17 @@ def cheapest_design(
     budget: xr.Dataset,
     *,
     target: float,
-    on: Literal["reliability", "p_recovered", "expected_tau"] = "reliability",
+    on: Literal[
+        "reliability", "p_recovered", "expected_tau", "p_correct_majority", "p_correct_model"
+    ] = "reliability",
 ) -> pl.DataFrame:
     """The cheapest design point of :func:`annotation_budget` that reaches ``target`` on
     ``on``, per dimension and for all dimensions at once (the worst dimension must reach
-    it). Columns ``dimension, design, n_raters, k, criterion, target, value, cost_hours``;
-    dimensions without a design that reaches the target are left out.
+    it; a design point that is NaN on some dimension, such as a design that does not rate
+    it, does not count for all dimensions). Columns ``dimension, design, n_raters, k,
+    criterion, target, value, cost_hours``; dimensions without a design that reaches the
+    target are left out. ``on`` is ``reliability``, ``p_recovered`` or ``expected_tau``;
+    for a budget of a categorical fit also ``p_correct_majority`` or ``p_correct_model``.
 
     Examples
     --------
@@ -516,7 +631,7 @@ def cheapest_design(
     cost = budget["cost_hours"]
     rows = []
     groups = [(str(d), val.sel(dimension=d)) for d in val["dimension"].values]
-    groups.append(("all dimensions", val.min("dimension")))
+    groups.append(("all dimensions", val.min("dimension", skipna=False)))
     for name, v in groups:
         ok = (v >= target).values
         if not ok.any():

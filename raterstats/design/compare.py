@@ -344,15 +344,29 @@ def _spearman_cols(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def partial_annotation(
-    ratings: Ratings,
+    ratings: Ratings | xr.DataTree,
+    fitted_ratings: Ratings | None = None,
     *,
     ks: Iterable[int] = range(1, 7),
     design: str = "fine",
     n_subsets: int = 100,
     ci_prob: float | None = None,
     random_seed: int = D.RANDOM_SEED,
+    rule: Any = None,
+    n_raters: Iterable[int] | None = None,
+    max_workers: int | None = None,
+    executor: Any = None,
+    client: Any = None,
 ) -> xr.Dataset:
     """What is lost when raters annotate only ``k`` of an answer's sentences.
+
+    Given a MACE or Dawid-Skene fit and its ratings (``partial_annotation(fit, ratings,
+    ...)``), the probability that an answer-level label from ``k`` annotated sentences
+    equals the true one, by simulation from the posterior (``n_subsets`` simulated
+    studies; ``rule`` the answer rule, default ``"any_negative"``; ``n_raters`` default
+    1-5; ``max_workers``, ``executor``, ``client`` where the simulations run): see
+    :func:`~raterstats.design.budget_categorical.partial_annotation_categorical`. Given
+    ratings, the published subsampling analysis below.
 
     For each ``k`` and each of ``n_subsets`` random subsets (``k`` sentences per answer,
     the same for all its raters; all of them when the answer has fewer), the answer score
@@ -381,8 +395,25 @@ def partial_annotation(
     >>> float(ds["spearman_mean"].sel(k=3, dimension="default"))
     1.0
     """
-    ci_prob = D.ci_prob() if ci_prob is None else ci_prob
     what = "partial_annotation"
+    if isinstance(ratings, xr.DataTree):
+        if fitted_ratings is None:
+            raise ValueError(f"{what}: with a fit, pass the fitted ratings too: (fit, ratings)")
+        # imported here: the categorical version builds on the budget's executor
+        from raterstats.design.budget_categorical import partial_annotation_categorical
+
+        return partial_annotation_categorical(
+            ratings, fitted_ratings, ks=ks, design=design, n_sims=n_subsets, ci_prob=ci_prob,
+            random_seed=random_seed, rule="any_negative" if rule is None else rule,
+            n_raters=range(1, 6) if n_raters is None else n_raters, max_workers=max_workers,
+            executor=executor, client=client,
+        )  # fmt: skip
+    fit_only = {"fitted_ratings": fitted_ratings, "rule": rule, "n_raters": n_raters,
+                "max_workers": max_workers, "executor": executor, "client": client}  # fmt: skip
+    extra = [k for k, v in fit_only.items() if v is not None]
+    if extra:
+        raise TypeError(f"{what}: {extra} apply to a fit only: partial_annotation(fit, ratings)")
+    ci_prob = D.ci_prob() if ci_prob is None else ci_prob
     ks = [int(k) for k in ks]
     if not ks or min(ks) < 1:
         raise ValueError(f"{what}: ks must be positive integers, got {ks}")
