@@ -273,3 +273,21 @@ def test_short_nuts_fit_draws_from_the_posterior_and_carries_its_health() -> Non
     assert "fit_warning" in b.attrs
     lo, hi = b["p_correct_model_low"], b["p_correct_model_high"]
     assert (lo <= hi).all() and (hi > lo).any()
+
+
+def test_ordinal_budget_carries_the_fits_health() -> None:
+    """issue 23 (noticed while building the categorical budget): the ordinal budget of a
+    fit that fails its checks says so, like every other result computed from a fit."""
+    import warnings
+
+    from raterstats.design import annotation_budget
+    from raterstats.models import OrdinalRaters
+    from raterstats.simulate import clinical_qa_study
+
+    r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dt = OrdinalRaters().fit(r, draws=30, tune=30, chains=1, random_seed=1, progress=False)
+    b = annotation_budget(dt, r, n_raters=[1], n_sentences=[2], n_sims=2, max_workers=1)
+    assert dt.attrs["health_ok"] == 0
+    assert "failed its convergence checks" in b.attrs["fit_warning"]

@@ -25,6 +25,7 @@ from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.checks import check_counts
 from raterstats.design.compare import check_ordinal_fit, thin_posterior
+from raterstats.health import flag_result
 from raterstats.intervals import SAMPLE_DIMS, eti
 from raterstats.models import is_fit_of
 from raterstats.models.latent_class import LatentClassModel
@@ -454,7 +455,8 @@ def annotation_budget(
         ``expected_tau``, and ``cost_hours`` (``design, n_raters, k``); the coordinate
         ``has_sentences`` marks sentence-level designs. Whole-answer designs repeat their
         values along ``k``. Sentence-level projections assume answers with at least ``k``
-        sentences.
+        sentences. ``attrs["fit_warning"]`` / ``attrs["uncertainty_note"]``: the fit's
+        health (:func:`raterstats.health.flag_result`).
 
     Examples
     --------
@@ -574,7 +576,7 @@ def annotation_budget(
                 p_rec[:, g] = p_rec[:, g, :, :1]
                 e_tau[:, g] = e_tau[:, g, :, :1]
     dd = ("dimension", "design", "n_raters", "k")
-    return xr.Dataset(
+    out = xr.Dataset(
         {
             "reliability": rel.mean(SAMPLE_DIMS).transpose(*dd),
             "reliability_low": r_lo.transpose(*dd),
@@ -596,6 +598,7 @@ def annotation_budget(
             "seconds_per_unit": ", ".join(f"{g} {v:.1f}" for g, v in costs.items()),
         },
     )
+    return flag_result(out, dt)
 
 
 def cheapest_design(
