@@ -2,7 +2,8 @@
 and annotation budgets, LLM judges against experts, rater subsampling.
 
 Modules: :mod:`~raterstats.design.compare` (agreement per design: posterior, partial
-annotation, intra-rater), :mod:`~raterstats.design.budget` (reliability projections, costs,
+annotation, intra-rater), :mod:`~raterstats.design.categorical` (the comparison from MACE /
+Dawid-Skene fits), :mod:`~raterstats.design.budget` (reliability projections, costs,
 annotation budgets and the executor they run on), :mod:`~raterstats.design.judges` (LLM
 judges against experts), :mod:`~raterstats.design.subsampling` (rankings from fewer
 raters), :mod:`~raterstats.design.schemes` (schemes with different label sets as one
@@ -16,6 +17,7 @@ from raterstats.design.budget import (
     reliability_projection,
     simulate_ranking_task,
 )
+from raterstats.design.categorical import cell_confusion, rater_agreement_draws
 from raterstats.design.compare import (
     compare_designs,
     design_table,
@@ -29,6 +31,7 @@ from raterstats.design.subsampling import subsample_raters, subsampling_study
 __all__ = [
     "annotation_budget",
     "base_dimensions",
+    "cell_confusion",
     "cheapest_design",
     "combine_schemes",
     "compare_designs",
@@ -37,6 +40,7 @@ __all__ = [
     "judge_agreement",
     "judge_vs_experts",
     "partial_annotation",
+    "rater_agreement_draws",
     "rating_costs",
     "reliability_projection",
     "simulate_ranking_task",
