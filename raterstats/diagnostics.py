@@ -10,7 +10,8 @@ converged to a permuted labelling of the categories; it warns with a
 :func:`loo` and
 :func:`compare` run PSIS-LOO on the per-item log-likelihood stored with a fit.
 :func:`ppc_agreement` replicates the ratings from the posterior and compares Randolph's
-kappa and Krippendorff's alpha of the replicates with the observed values, and
+kappa and Krippendorff's alpha of the replicates with the observed values (computed by
+:func:`agreement_replicates`, which the categorical design comparison shares), and
 :func:`ppc_readout` says in words what that check found.
 """
 
@@ -237,52 +238,77 @@ def compare(fits: Mapping[str, xr.DataTree], **kwargs: Any) -> Any:
         return azs.compare(dict(fits), **kwargs)
 
 
-def ppc_agreement(
+def agreement_replicates(
     dt: xr.DataTree,
     *,
     n_draws: int = 200,
     random_seed: int | None = D.RANDOM_SEED,
+    human_only: bool = False,
 ) -> xr.Dataset:
-    """Posterior predictive check of agreement: Randolph's kappa and Krippendorff's alpha
-    (nominal) of the observed ratings against the same statistics of ratings replicated
-    from the posterior, per dimension x design.
+    """Randolph's kappa and Krippendorff's alpha (nominal) of the observed ratings of a
+    latent-class fit and of ratings replicated from its posterior, per dimension x design
+    (the computation behind :func:`ppc_agreement` and the categorical
+    :func:`raterstats.design.compare_designs`).
 
-    For ``n_draws`` posterior draws, true labels are drawn from their conditional posterior
-    and every observed rating is replicated from the rater model (same units, raters,
-    dimensions and designs); first ratings of each unit x rater pair are used. The
-    replicated values are a model-based agreement estimate; ``ppp`` is the posterior
-    predictive p-value P(replicated >= observed) (near 0 or 1 means misfit).
-    ``attrs["ppc_readout"]`` says in words, per statistic x dimension x design, whether
-    the model reproduces the observed value (:func:`ppc_readout`); ``fit_warning`` /
-    ``uncertainty_note`` carry the fit's health (:func:`flag_result`).
+    ``n_draws`` posterior draws are chosen at random (with replacement when the fit has
+    fewer, so a point estimate gives ``n_draws`` replicates of its one draw); for each,
+    true labels are drawn from their conditional posterior and every observed rating is
+    replicated from the rater model
+    (:func:`raterstats.models.latent_class.replicate_ratings`). The statistics use the
+    first rating of each unit x rater pair (repeats left out), per dimension x design.
+
+    Parameters
+    ----------
+    dt : xr.DataTree
+        A fit of a latent-class model (MACE, Dawid-Skene).
+    n_draws : int
+        Replicates.
+    random_seed : int or None
+        Seed of the draw choice and the replicates.
+    human_only : bool
+        Use the human raters' ratings only (``rater_is_human`` of the fit; a fit saved
+        without it counts every rater as human).
+
+    Returns
+    -------
+    xr.Dataset
+        ``observed`` (statistic, dimension, design) and ``replicated`` (statistic,
+        dimension, design, replicate); ``statistic`` is ``randolph_kappa`` /
+        ``krippendorff_alpha``; NaN where a cell has no ratings (or the statistic is
+        undefined, e.g. a replicate with one category only).
 
     Examples
     --------
     >>> from raterstats import MACE
     >>> from raterstats.simulate import archehr_like_study
     >>> s = archehr_like_study(n_cases=6, n_systems=5, random_seed=3)
-    >>> dt = MACE().fit(s.ratings, draws=100, tune=200, chains=2, random_seed=1,
-    ...                 progress=False)
-    >>> ppc = ppc_agreement(dt, n_draws=50, random_seed=1)
-    >>> ppc["observed"].dims, ppc["replicated"].dims
-    (('statistic', 'dimension', 'design'), ('statistic', 'dimension', 'design', 'replicate'))
+    >>> dt = MACE().fit(s.ratings, method="em", random_seed=1)
+    >>> agreement_replicates(dt, n_draws=5, random_seed=1)["replicated"].sizes["replicate"]
+    5
     """
     from raterstats.agreement import krippendorff_alpha, randolph_kappa
 
-    check_counts(where="ppc_agreement", n_draws=(n_draws, 1))
+    check_counts(where="agreement_replicates", n_draws=(n_draws, 1))
     model = model_from_datatree(dt)
     if not isinstance(model, LatentClassModel):
-        raise TypeError("ppc_agreement needs a MACE or DawidSkene fit")
+        raise TypeError(
+            "agreement_replicates needs a MACE or DawidSkene fit, got a fit of "
+            f"{dt.attrs.get('model')!r}"
+        )
     data = data_from_groups(dt["constant_data"].to_dataset(), dt["observed_data"].to_dataset())
     post = dt["posterior"].to_dataset()
     n_total = post.sizes["chain"] * post.sizes["draw"]
     rng = np.random.default_rng(random_seed)
-    take = rng.choice(n_total, size=min(n_draws, n_total), replace=n_total < n_draws)
+    take = rng.choice(n_total, size=n_draws, replace=n_total < n_draws)
     reps = replicate_ratings(model, post, data, rng, draw_index=np.sort(take))
-    # first rating of each unit x rater pair
+    # first rating of each unit x rater pair (not a repeat; a fit saved before repeats
+    # were stored: the rating stored first)
     key = data.unit * len(data.raters) + data.rater
-    _, first = np.unique(key, return_index=True)
-    first = np.sort(first)
+    order = np.arange(key.size) if data.obs_repeat is None else np.lexsort((data.obs_repeat, key))
+    _, pos = np.unique(key[order], return_index=True)
+    first = np.sort(order[pos])
+    if human_only and data.rater_is_human is not None:
+        first = first[data.rater_is_human[data.rater[first]]]
     stats = ("randolph_kappa", "krippendorff_alpha")
     D, G = len(data.dimensions), len(data.designs)
     obs = np.full((2, D, G), np.nan)
@@ -316,6 +342,56 @@ def ppc_agreement(
             obs[:, d, g] = both(data.code[sel].astype(float))
             for s in range(reps.shape[0]):
                 rep[:, d, g, s] = both(reps[s, sel].astype(float))
+    return xr.Dataset(
+        {
+            "observed": (("statistic", "dimension", "design"), obs),
+            "replicated": (("statistic", "dimension", "design", "replicate"), rep),
+        },
+        coords={
+            "statistic": list(stats),
+            "dimension": list(data.dimensions),
+            "design": list(data.designs),
+            "replicate": np.arange(reps.shape[0]),
+        },
+    )
+
+
+def ppc_agreement(
+    dt: xr.DataTree,
+    *,
+    n_draws: int = 200,
+    random_seed: int | None = D.RANDOM_SEED,
+) -> xr.Dataset:
+    """Posterior predictive check of agreement: Randolph's kappa and Krippendorff's alpha
+    (nominal) of the observed ratings against the same statistics of ratings replicated
+    from the posterior, per dimension x design.
+
+    For ``n_draws`` posterior draws, true labels are drawn from their conditional posterior
+    and every observed rating is replicated from the rater model (same units, raters,
+    dimensions and designs); first ratings of each unit x rater pair are used
+    (:func:`agreement_replicates`). The
+    replicated values are a model-based agreement estimate; ``ppp`` is the posterior
+    predictive p-value P(replicated >= observed) (near 0 or 1 means misfit).
+    ``attrs["ppc_readout"]`` says in words, per statistic x dimension x design, whether
+    the model reproduces the observed value (:func:`ppc_readout`); ``fit_warning`` /
+    ``uncertainty_note`` carry the fit's health (:func:`flag_result`).
+
+    Examples
+    --------
+    >>> from raterstats import MACE
+    >>> from raterstats.simulate import archehr_like_study
+    >>> s = archehr_like_study(n_cases=6, n_systems=5, random_seed=3)
+    >>> dt = MACE().fit(s.ratings, draws=100, tune=200, chains=2, random_seed=1,
+    ...                 progress=False)
+    >>> ppc = ppc_agreement(dt, n_draws=50, random_seed=1)
+    >>> ppc["observed"].dims, ppc["replicated"].dims
+    (('statistic', 'dimension', 'design'), ('statistic', 'dimension', 'design', 'replicate'))
+    """
+    check_counts(where="ppc_agreement", n_draws=(n_draws, 1))
+    if not isinstance(model_from_datatree(dt), LatentClassModel):
+        raise TypeError("ppc_agreement needs a MACE or DawidSkene fit")
+    out = agreement_replicates(dt, n_draws=n_draws, random_seed=random_seed)
+    obs, rep = out["observed"].values, out["replicated"].values
     with warnings.catch_warnings():
         # cells without any defined replicate give NaN, not a warning
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -325,20 +401,9 @@ def ppc_agreement(
             np.nanmean(np.where(np.isnan(rep), np.nan, rep >= obs[..., None]), axis=-1),
         )
         rep_mean = np.nanmean(rep, axis=-1)
-    coords = {
-        "statistic": list(stats),
-        "dimension": list(data.dimensions),
-        "design": list(data.designs),
-    }
-    out = xr.Dataset(
-        {
-            "observed": (("statistic", "dimension", "design"), obs),
-            "replicated": (("statistic", "dimension", "design", "replicate"), rep),
-            "replicated_mean": (("statistic", "dimension", "design"), rep_mean),
-            "ppp": (("statistic", "dimension", "design"), ppp),
-        },
-        coords={**coords, "replicate": np.arange(reps.shape[0])},
-    )
+    cell = ("statistic", "dimension", "design")
+    out["replicated_mean"] = (cell, rep_mean)
+    out["ppp"] = (cell, ppp)
     out.attrs["ppc_readout"] = ppc_readout_text(out)
     return flag_result(out, dt)
 
@@ -347,6 +412,7 @@ __all__ = [
     "ConvergenceWarning",
     "Diagnosis",
     "Health",
+    "agreement_replicates",
     "compare",
     "diagnose",
     "fit_health",

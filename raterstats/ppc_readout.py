@@ -118,7 +118,9 @@ def ppc_readout(ds: xr.Dataset, *, ci_prob: float | None = None) -> xr.DataArray
     ds : xr.Dataset
         The output of :func:`raterstats.diagnostics.ppc_agreement` (``observed``,
         ``replicated``) or of :func:`raterstats.compare_designs` with replicates
-        (``kappa`` / ``kappa_observed``, ``alpha`` / ``alpha_observed``).
+        (``kappa`` / ``kappa_observed``, ``alpha`` / ``alpha_observed``); a statistic's
+        ``long_name`` attribute, when set, names it in the sentences (else
+        :data:`STATISTIC_NAMES`).
     ci_prob : float, optional
         Probability of the predictive interval (default: ``ds.attrs["ci_prob"]``, else
         :func:`raterstats.defaults.ci_prob`).
@@ -147,7 +149,9 @@ def ppc_readout(ds: xr.Dataset, *, ci_prob: float | None = None) -> xr.DataArray
     text = np.empty(obs.shape, dtype=object)
     for idx in np.ndindex(obs.shape):
         stat = str(obs["statistic"].values[idx[obs.dims.index("statistic")]])
-        name = STATISTIC_NAMES.get(stat, stat)
+        # a result may name its statistic itself (compare_designs' nominal alpha)
+        label = ds[stat].attrs.get("long_name") if stat in ds.data_vars else None
+        name = str(label) if label else STATISTIC_NAMES.get(stat, stat)
         text[idx] = ppc_sentence(name, float(obs.values[idx]), rep.values[idx], prob)
     return xr.DataArray(text.astype(str), dims=obs.dims, coords=obs.coords, name="ppc_readout")
 

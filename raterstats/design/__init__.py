@@ -2,7 +2,8 @@
 and annotation budgets, LLM judges against experts, rater subsampling.
 
 Modules: :mod:`~raterstats.design.compare` (agreement per design: posterior, partial
-annotation, intra-rater), :mod:`~raterstats.design.budget` (reliability projections, costs,
+annotation, intra-rater), :mod:`~raterstats.design.categorical` (the comparison from MACE /
+Dawid-Skene fits), :mod:`~raterstats.design.budget` (reliability projections, costs,
 annotation budgets and the executor they run on), :mod:`~raterstats.design.budget_categorical`
 and :mod:`~raterstats.design.budget_sim` (budgets and partial annotation from MACE /
 Dawid-Skene fits, by simulation from the posterior), :mod:`~raterstats.design.judges` (LLM
@@ -23,6 +24,7 @@ from raterstats.design.budget_categorical import (
     annotation_budget_categorical,
     partial_annotation_categorical,
 )
+from raterstats.design.categorical import cell_confusion, rater_agreement_draws
 from raterstats.design.compare import (
     compare_designs,
     design_table,
@@ -37,6 +39,7 @@ __all__ = [
     "annotation_budget",
     "annotation_budget_categorical",
     "base_dimensions",
+    "cell_confusion",
     "cheapest_design",
     "combine_schemes",
     "compare_designs",
@@ -46,6 +49,7 @@ __all__ = [
     "judge_vs_experts",
     "partial_annotation",
     "partial_annotation_categorical",
+    "rater_agreement_draws",
     "rating_costs",
     "reliability_projection",
     "simulate_ranking_task",

@@ -10,8 +10,9 @@ the answer's sentences. Both simulate from the posterior of a latent-class fit: 
 simulated study one posterior draw, the fitted units' true labels drawn from their
 posterior given that draw (:func:`~raterstats.models.latent_class.sample_true_class`),
 ``r`` raters drawn from the human panel of the (label space, design) cell and their labels
-drawn from the rater model (each rater's confusion matrix, :func:`cell_confusion`). The
-simulations run as module-level tasks (:func:`simulate_labels_task`) on
+drawn from the rater model (each rater's confusion matrix,
+:func:`~raterstats.design.categorical.confusion_draws`). The simulations run as
+module-level tasks (:func:`simulate_labels_task`) on
 :func:`raterstats.design.budget.run_tasks`; every task has its own seed stream, so the
 results do not depend on the executor. :func:`raterstats.design.annotation_budget` and
 :func:`raterstats.design.partial_annotation` dispatch here for categorical fits.

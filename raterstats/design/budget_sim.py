@@ -7,7 +7,7 @@ human panels) and the module-level task that simulates one cell with ``r`` rater
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,7 @@ import polars as pl
 import xarray as xr
 
 from raterstats import schema as S
+from raterstats.design.categorical import confusion_draws
 from raterstats.design.schemes import base_dimensions
 from raterstats.models import is_fit_of, model_from_datatree
 from raterstats.models.latent_class import (
@@ -34,52 +35,6 @@ from raterstats.scales import (
 
 #: segment rules that turn sentence labels into an answer label (``mean`` gives a number)
 LABEL_RULES = ("any_negative", "any_positive", "min", "max")
-
-
-def cell_confusion(
-    model: LatentClassModel, params: dict[str, np.ndarray], data: LatentClassData
-) -> np.ndarray:
-    """``(S, R, D, G, K, K)`` P(rated category | true class) of every rater x dimension x
-    design cell for S parameter draws (true class, then rated category; zero outside the
-    dimension's categories), from the model's own likelihood table
-    (:meth:`~raterstats.models.latent_class.LatentClassModel.rating_log_prob` of a layout
-    in which every cell gives every category once), whatever the model.
-
-    Examples
-    --------
-    >>> from raterstats import MACE
-    >>> from raterstats.models.latent_class import data_from_groups
-    >>> from raterstats.simulate import archehr_like_study
-    >>> dt = MACE().fit(archehr_like_study(n_cases=3, n_systems=3, random_seed=1).ratings,
-    ...                 method="em", random_seed=1)
-    >>> m = MACE()
-    >>> data = data_from_groups(dt["constant_data"].to_dataset(),
-    ...                         dt["observed_data"].to_dataset())
-    >>> conf = cell_confusion(m, m.params_from_posterior(dt["posterior"].to_dataset()), data)
-    >>> bool(np.allclose(conf.sum(-1)[..., 0], 1.0))  # rows of a 3-category dimension
-    True
-    """
-    R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
-    r, d, g, a = (x.ravel() for x in np.meshgrid(*map(np.arange, (R, D, G, K)), indexing="ij"))
-    n = r.size
-    grid = replace(
-        data,
-        p_rater=r,
-        p_dim=d,
-        p_design=g,
-        p_code=a,
-        p_pattern=np.arange(n),
-        pattern_count=np.ones(n, dtype=np.int64),
-        pattern_dim=d,
-        pattern_gold=np.full(n, -1, dtype=np.int64),
-    )
-    with np.errstate(divide="ignore", invalid="ignore"):
-        logp = model.rating_log_prob(params, grid)  # (S, cells x rated, true)
-        conf = np.exp(logp)
-    S_ = conf.shape[0]
-    conf = conf.reshape(S_, R, D, G, K, K).swapaxes(-1, -2)
-    valid = data.valid[None, None, :, None]
-    return np.where(valid[..., :, None] & valid[..., None, :], np.nan_to_num(conf), 0.0)
 
 
 @dataclass(frozen=True)
@@ -251,25 +206,14 @@ def answer_rule(rule: Any, what: str) -> SegmentRule:
     return rule
 
 
-def human_raters(ratings: Ratings) -> set[str]:
-    """Raters of ``ratings`` that are human (all of them without a ``rater_kind``
-    column).
-
-    Examples
-    --------
-    >>> from raterstats.simulate import clinical_qa_study
-    >>> sorted(human_raters(clinical_qa_study(n_questions=4, random_seed=1).ratings))[:2]
-    ['p1', 'p2']
-    """
-    d = ratings.data
-    if S.RATER_KIND in d.columns:
-        d = d.filter(pl.col(S.RATER_KIND) == "human")
-    return {str(x) for x in d.get_column(S.RATER).unique().to_list()}
-
-
-def _cells(data: LatentClassData, bases: list[str], human: set[str], what: str) -> list[FitCell]:
-    """The (label space, design) cells with ratings."""
-    is_human = np.asarray([r in human for r in data.raters])
+def _cells(data: LatentClassData, bases: list[str], what: str) -> list[FitCell]:
+    """The (label space, design) cells with ratings (their panels: the human raters, as
+    the fit stores them, who rated in the cell)."""
+    is_human = (
+        np.ones(len(data.raters), dtype=bool)
+        if data.rater_is_human is None
+        else np.asarray(data.rater_is_human, dtype=bool)
+    )
     items = np.asarray(data.unit_item)
     segs = np.asarray(data.unit_segment)
     systems = None if data.unit_system is None else np.asarray(data.unit_system)
@@ -366,7 +310,7 @@ def prepare_categorical(
         )
     bmap = base_dimensions(dt)
     bases = [bmap[d] for d in data.dimensions]
-    cells = _cells(data, bases, human_raters(ratings), what)
+    cells = _cells(data, bases, what)
     params = model.params_from_posterior(dt["posterior"].to_dataset())
     total = next(iter(params.values())).shape[0]
     pick = (
@@ -381,7 +325,8 @@ def prepare_categorical(
     for sl in model.draw_chunks(n_sims, data):
         sub = {k: v[sl] for k, v in params.items()}
         truth[sl] = sample_true_class(model, sub, data, rng)
-        conf[sl] = cell_confusion(model, sub, data)
+        # zero in the categories a dimension lacks and in unrated cells (never simulated)
+        conf[sl] = np.nan_to_num(confusion_draws(model, sub, data))
     with np.errstate(divide="ignore"):
         log_prior = np.log(np.where(data.valid[None], params["prevalence"], 0.0))
     return CategoricalFit(
@@ -566,9 +511,7 @@ __all__ = [
     "CategoricalFit",
     "FitCell",
     "answer_rule",
-    "cell_confusion",
     "cohen_kappa_rows",
-    "human_raters",
     "prepare_categorical",
     "ranking_agreement",
     "simulate_labels_task",

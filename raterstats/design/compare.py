@@ -5,6 +5,7 @@ annotation and intra-rater reliability per design.
 :class:`~raterstats.OrdinalRaters`: the model-implied reliability per dimension x design
 (:func:`raterstats.models.ordinal.reliability`), posterior predictive Randolph's kappa and
 Krippendorff's alpha per design, and P(design A more reliable than B) for each.
+A fit of MACE or Dawid-Skene goes to :mod:`raterstats.design.categorical` (same layout).
 :func:`partial_annotation` is the published subsampling analysis (k of an answer's
 sentences); :func:`intra_rater_by_design` is the agreement of raters with themselves on
 the repeats. :func:`check_ordinal_fit` and :func:`thin_posterior` are shared by the other
@@ -24,11 +25,18 @@ from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.agreement import intra_rater_agreement, krippendorff_alpha, randolph_kappa
 from raterstats.checks import check_counts
+from raterstats.design.categorical import compare_categorical_designs, is_categorical_fit
 from raterstats.health import flag_result
 from raterstats.intervals import SAMPLE_DIMS, eti, eti_np
 from raterstats.models import OrdinalRaters, is_fit_of
 from raterstats.ppc_readout import ppc_readout_text
 from raterstats.ratings import Ratings
+
+#: ``attrs["reliability_measure"]`` of an ordinal comparison
+RELIABILITY_MEASURE_ORDINAL = (
+    "reliability is the ordinal model's share of latent-scale variance due to the rated unit, "
+    "lambda^2 Var(unit) / (lambda^2 Var(unit) + Var(link)), averaged over the human raters"
+)
 
 
 def check_ordinal_fit(dt: xr.DataTree, what: str) -> None:
@@ -142,12 +150,20 @@ def compare_designs(
     ci_prob: float | None = None,
     random_seed: int = D.RANDOM_SEED,
 ) -> xr.Dataset:
-    """Compare the reliability of annotation designs per dimension, from an ordinal fit.
+    """Compare the reliability of annotation designs per dimension, from an ordinal or a
+    categorical fit.
+
+    A fit of :class:`~raterstats.MACE` or :class:`~raterstats.DawidSkene` is compared by
+    :func:`~raterstats.design.categorical.compare_categorical_designs` (same layout;
+    ``reliability`` is then the model-implied Cohen's kappa of a human rater against the
+    true label, beside ``accuracy``, and alpha is nominal); ``attrs["reliability_measure"]``
+    says which measure a result holds.
 
     Parameters
     ----------
     dt : xr.DataTree
-        A fit of :class:`~raterstats.OrdinalRaters` with several designs.
+        A fit of :class:`~raterstats.OrdinalRaters`, :class:`~raterstats.MACE` or
+        :class:`~raterstats.DawidSkene` with several designs.
     n_replicates : int
         Posterior predictive replicates of the ratings (posterior draws chosen at random)
         on which Randolph's kappa and Krippendorff's alpha (ordinal) are computed; 0 skips
@@ -155,7 +171,8 @@ def compare_designs(
     level_map : mapping, optional
         Map of the 1-based rating levels before computing agreement, e.g.
         ``{1: -1, 2: -1, 3: 0, 4: 1, 5: 1}`` for the collapsed 3-point scale of the
-        published clinical-QA analysis; the category domain is the mapped values.
+        published clinical-QA analysis; the category domain is the mapped values. Ordinal
+        fits only (a categorical fit's labels are its categories already: a ValueError).
     ci_prob : float
         Probability of the equal-tailed intervals.
     random_seed : int
@@ -175,7 +192,8 @@ def compare_designs(
         with a value at least the observed one), and ``attrs["ppc_readout"]``: that check
         in words, one line per statistic x dimension x design
         (:func:`raterstats.diagnostics.ppc_readout`). ``attrs["fit_warning"]`` /
-        ``attrs["uncertainty_note"]``: the fit's health (:func:`raterstats.health.flag_result`).
+        ``attrs["uncertainty_note"]``: the fit's health (:func:`raterstats.health.flag_result`);
+        ``attrs["reliability_measure"]``: what ``reliability`` is, in one sentence.
 
     Notes
     -----
@@ -201,6 +219,16 @@ def compare_designs(
 
     what = "compare_designs"
     check_counts(where=what, n_replicates=(n_replicates, 0))
+    if is_categorical_fit(dt):
+        if level_map is not None:
+            raise ValueError(
+                f"{what}: level_map applies to ordinal fits only; this is a fit of "
+                f"{dt.attrs.get('model')!r}, whose labels are its categories (collapse the "
+                "ratings before fitting, e.g. with a Scheme, instead)"
+            )
+        return compare_categorical_designs(
+            dt, n_replicates=n_replicates, ci_prob=ci_prob, random_seed=random_seed
+        )
     check_ordinal_fit(dt, what)
     designs = [str(g) for g in dt["posterior"].to_dataset()["design"].values]
     dims = [str(d) for d in dt["posterior"].to_dataset()["dimension"].values]
@@ -217,7 +245,11 @@ def compare_designs(
             .transpose("dimension", "design", "design_b"),
         },
         coords={"dimension": dims, "design": designs, "design_b": designs},
-        attrs={"ci_prob": ci_prob, "n_replicates": n_replicates},
+        attrs={
+            "ci_prob": ci_prob,
+            "n_replicates": n_replicates,
+            "reliability_measure": RELIABILITY_MEASURE_ORDINAL,
+        },
     )
     flag_result(out, dt)
     if not n_replicates:

@@ -63,7 +63,11 @@ class LatentClassData:
     likelihood; None when the ratings have no gold column or the fit was saved before it
     was stored), ``base_dimensions`` (the dimension each of ``dimensions`` measures when the
     ratings have a ``base_dimension`` column, a table of several schemes with different
-    label sets, :func:`raterstats.design.combine_schemes`; None otherwise); per pattern:
+    label sets, :func:`raterstats.design.combine_schemes`; None otherwise); per rater:
+    ``rater_is_human`` (True unless the ratings' ``rater_kind`` says otherwise; None only
+    for a layout built by hand; a fit saved without it reads back as all human); per
+    rating ``obs_repeat`` (True for a repeated rating of its unit by its rater; None for a
+    fit saved before it was stored); per pattern:
     ``pattern_count``, ``pattern_dim``, ``pattern_gold`` and the ratings of one
     representative unit (``p_*`` arrays, sorted by pattern, and the derived ``p_cell``).
     Cells index the full rater x dimension x design grid, row-major (:meth:`cell_of`).
@@ -99,6 +103,8 @@ class LatentClassData:
     unit_question: tuple[str, ...] | None = None
     unit_gold_data: np.ndarray | None = None
     base_dimensions: tuple[str, ...] | None = None
+    rater_is_human: np.ndarray | None = None
+    obs_repeat: np.ndarray | None = None
 
     @property
     def n_units(self) -> int:
@@ -224,6 +230,13 @@ class LatentClassData:
             if self.base_dimensions is not None
             else {}
         )
+        if self.obs_repeat is not None:
+            per_unit["obs_repeat"] = (("obs",), self.obs_repeat.astype(bool))
+        per_rater = (
+            {"rater_is_human": (("rater",), np.asarray(self.rater_is_human, dtype=bool))}
+            if self.rater_is_human is not None
+            else {}
+        )
         observed = xr.Dataset(
             {"rating": (("obs",), self.code.astype(np.int16))},
             coords={"obs": np.arange(self.n_ratings)},
@@ -241,6 +254,7 @@ class LatentClassData:
                 "category_label": (("dimension", "category"), labels.astype(str)),
                 **per_unit,
                 **per_dim,
+                **per_rater,
             },
             coords={
                 "obs": np.arange(self.n_ratings),
@@ -320,6 +334,7 @@ def prepare_latent_class(
         .replace_strict({g: i for i, g in enumerate(designs)}, return_dtype=pl.Int64)
         .alias("_design"),
         pl.col(S.CODE).cast(pl.Int64).alias("_code"),
+        pl.col(S.REPEAT).cast(pl.Boolean).alias("_repeat"),
         (pl.col(S.GOLD) if gold_col else pl.lit(None, dtype=pl.String)).alias("_gold"),
     )
     # units sorted by (item, segment, dimension)
@@ -440,7 +455,23 @@ def prepare_latent_class(
         unit_question=tuple(questions.get(it, "") for it in items),
         unit_gold_data=gold_data,
         base_dimensions=base_dims,
+        rater_is_human=_rater_is_human(data, raters),
+        obs_repeat=frame.get_column("_repeat").to_numpy().astype(bool),
     )
+
+
+def _rater_is_human(data: pl.DataFrame, raters: tuple[str, ...]) -> np.ndarray:
+    """Whether each rater is human: every rating of the rater has ``rater_kind`` "human"
+    (all True when the ratings have no ``rater_kind`` column)."""
+    if S.RATER_KIND not in data.columns:
+        return np.ones(len(raters), dtype=bool)
+    human = (
+        data.group_by(S.RATER)
+        .agg((pl.col(S.RATER_KIND).cast(pl.String) == S.HUMAN).fill_null(False).all())
+        .rows()
+    )
+    kind = {str(r): bool(h) for r, h in human}
+    return np.array([kind[r] for r in raters], dtype=bool)
 
 
 def _base_dimensions(data: pl.DataFrame, dims: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -564,6 +595,12 @@ def data_from_groups(const: xr.Dataset, observed: xr.Dataset) -> LatentClassData
             if "base_dimension" in const
             else None
         ),
+        rater_is_human=(
+            const["rater_is_human"].values.astype(bool)
+            if "rater_is_human" in const
+            else np.ones(len(raters), dtype=bool)
+        ),
+        obs_repeat=const["obs_repeat"].values.astype(bool) if "obs_repeat" in const else None,
     )
 
 
