@@ -12,6 +12,7 @@ import xarray as xr
 
 from raterstats import schema as S
 from raterstats.analyze.context import Context
+from raterstats.analyze.designs_categorical import categorical_design_lines
 from raterstats.analyze.folder import slug
 from raterstats.analyze.health import POINT_METHODS, banners, ppc_lines
 from raterstats.analyze.tables import format_interval
@@ -60,7 +61,7 @@ def _ppc_words(cmp: xr.Dataset, designs: list[str]) -> list[str]:
     return ppc_lines(cmp.sel(design=designs), ci_prob=cmp.attrs.get("ci_prob"))
 
 
-def _reliability_by_design(dt: xr.DataTree, ctx: Context) -> list[str]:
+def _reliability_by_design(dt: xr.DataTree, ctx: Context) -> tuple[list[str], xr.Dataset]:
     from raterstats.design import compare_designs, design_table
     from raterstats.plots import agreement_bars
 
@@ -152,7 +153,7 @@ def _reliability_by_design(dt: xr.DataTree, ctx: Context) -> list[str]:
         markdown_table(pl.DataFrame(p_rows)),
         "",
         *checked,
-    ]
+    ], cmp
 
 
 def _segment_designs(r: Ratings) -> list[str]:
@@ -268,13 +269,17 @@ def _budget(dt: xr.DataTree, ratings: Ratings, ctx: Context) -> list[str]:
 
 
 def design_section(ctx: Context) -> list[str]:
-    """Reliability by design (ordinal fit), partial annotation (sentence-level designs)
-    and the annotation budget (ordinal fit with systems and durations)."""
+    """Reliability by design (ordinal fit), the designs compared by the categorical model
+    (the rating schemes as designs of one latent-class fit, and where the two comparisons
+    agree), partial annotation (sentence-level designs) and the annotation budget (ordinal
+    fit with systems and durations)."""
     lines = ["## Annotation designs", ""]
     fit_ = ctx.ordinal_fit
     multi = fit_ is not None and fit_.dt["posterior"].sizes.get("design", 1) > 1
+    ordinal_cmp = None
     if fit_ is not None and multi:
-        lines += _reliability_by_design(fit_.dt, ctx)
+        ordinal_lines, ordinal_cmp = _reliability_by_design(fit_.dt, ctx)
+        lines += ordinal_lines
     else:
         why = (
             ctx.not_planned.get("ordinal", "the ordinal model was not fitted")
@@ -282,11 +287,12 @@ def design_section(ctx: Context) -> list[str]:
             else "the ordinal fit has one design"
         )
         lines += [
-            "The model-based comparison of the designs needs the ordinal rater model "
+            "The ordinal comparison of the designs needs the ordinal rater model "
             f"({escape_markdown(why)}); the observed agreement of each design is in the "
             "agreement table above.",
             "",
         ]
+    lines += categorical_design_lines(ctx, ordinal_cmp)
     for design in _segment_designs(ctx.humans):
         lines += _partial_annotation(ctx, design)
     if ctx.options.design_projections:

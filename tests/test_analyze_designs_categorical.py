@@ -1,0 +1,94 @@
+"""issue 23: the design section compares the rating schemes as designs of one categorical
+fit and says where that comparison agrees with the ordinal model's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from raterstats.analyze.designs_categorical import (
+    DECISIVE,
+    agreement_with_ordinal,
+    design_origin,
+    verdict,
+)
+
+
+def _cmp(designs: list[str], p: dict[tuple[str, str], float], dims=("safety",)) -> xr.Dataset:
+    arr = np.full((len(dims), len(designs), len(designs)), np.nan)
+    for (a, b), v in p.items():
+        arr[:, designs.index(a), designs.index(b)] = v
+        arr[:, designs.index(b), designs.index(a)] = 1 - v
+    return xr.Dataset(
+        {"p_more_reliable": (("dimension", "design", "design_b"), arr)},
+        coords={"dimension": list(dims), "design": designs, "design_b": designs},
+    )
+
+
+ORIGIN = {"coarse 3-point": "coarse", "fine 3-point": "fine", "fine binary": "fine"}
+CAT = ["coarse 3-point", "fine 3-point", "fine binary"]
+
+
+@pytest.mark.parametrize(
+    ("p_ord", "p_cat", "expect"),
+    [
+        (0.97, 0.95, "agree: both favour the fine design"),
+        (0.02, 0.03, "agree: both favour the coarse design"),
+        (0.97, 0.04, "differ: the ordinal model favours fine, the categorical model coarse"),
+        (0.60, 0.95, "no clear preference from the ordinal comparison"),
+        (0.97, 0.50, "no clear preference from the categorical comparison"),
+        (0.5, 0.5, "no clear preference from the ordinal and the categorical comparison"),
+    ],
+)
+def test_verdicts_of_the_two_comparisons(p_ord: float, p_cat: float, expect: str) -> None:
+    ordinal = _cmp(["coarse", "fine"], {("fine", "coarse"): p_ord})
+    pairs = {
+        ("fine 3-point", "coarse 3-point"): p_cat,
+        ("fine binary", "fine 3-point"): 0.5,
+        ("fine binary", "coarse 3-point"): p_cat,
+    }
+    cat = _cmp(CAT, pairs)
+    lines = agreement_with_ordinal(ordinal, cat, ORIGIN)
+    # the two pairs of categorical designs from different rated designs; fine 3-point vs
+    # fine binary come from one rated design and are not set beside the ordinal model
+    assert len(lines) == 2
+    assert all(expect in line for line in lines), lines
+    assert all(
+        f"ordinal P(coarse more reliable than fine) = {1 - p_ord:.2f}" in line for line in lines
+    )
+    assert not any("fine 3-point vs fine binary" in line for line in lines)
+
+
+def test_a_dimension_or_design_the_ordinal_model_lacks_is_left_out() -> None:
+    ordinal = _cmp(["coarse", "fine"], {("fine", "coarse"): 0.99}, dims=("relevance",))
+    cat = _cmp(CAT, {("fine 3-point", "coarse 3-point"): 0.99})
+    assert agreement_with_ordinal(ordinal, cat, ORIGIN) == []
+    ordinal = _cmp(["coarse", "other"], {("other", "coarse"): 0.99})
+    assert agreement_with_ordinal(ordinal, cat, ORIGIN) == []
+
+
+def test_user_strings_are_escaped_in_the_verdict() -> None:
+    designs = ["*a*", "b|c"]
+    ordinal = _cmp(designs, {("*a*", "b|c"): 0.99})
+    lines = agreement_with_ordinal(ordinal, ordinal, {d: d for d in designs})
+    assert "\\*a\\*" in lines[0] and "b\\|c" in lines[0]
+
+
+def test_verdict_threshold() -> None:
+    assert verdict(DECISIVE, "a", "b") == "a"
+    assert verdict(1 - DECISIVE, "a", "b") == "b"
+    assert verdict(0.5, "a", "b") is None
+    assert verdict(float("nan"), "a", "b") is None
+
+
+def test_design_origin_follows_the_schemes() -> None:
+    from types import SimpleNamespace
+
+    from raterstats.analyze import Scheme
+
+    ctx = SimpleNamespace(options=SimpleNamespace(schemes=(
+        Scheme("coarse 3-point", design="coarse"), Scheme("fine binary", design="fine"),
+        Scheme("pooled", design=None))))  # fmt: skip
+    got = design_origin(ctx, ["coarse 3-point", "fine binary", "pooled", "as rated"])  # type: ignore[arg-type]
+    assert got == {"coarse 3-point": "coarse", "fine binary": "fine", "as rated": "as rated"}
