@@ -92,3 +92,70 @@ def test_design_origin_follows_the_schemes() -> None:
         Scheme("pooled", design=None))))  # fmt: skip
     got = design_origin(ctx, ["coarse 3-point", "fine binary", "pooled", "as rated"])  # type: ignore[arg-type]
     assert got == {"coarse 3-point": "coarse", "fine binary": "fine", "as rated": "as rated"}
+
+
+@pytest.fixture(scope="module")
+def schemes_report(tmp_path_factory):
+    """The tiny clinical-QA study read under the demo's three schemes, MACE by EM and the
+    ordinal model by MAP (point estimates), with the design projections."""
+    from raterstats.analyze import AnalyzeOptions, analyze
+    from raterstats.demo.run import DEMO_SCHEMES
+    from raterstats.simulate import clinical_qa_study
+
+    r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    options = AnalyzeOptions(
+        method="map",
+        fit_settings={"mace": {"method": "em"}},
+        collapse="likert5_to_3",
+        schemes=DEMO_SCHEMES,
+        n_boot=20,
+        skip=("rankings", "intra_rater", "judges"),
+    )
+    return analyze(r, tmp_path_factory.mktemp("schemes"), options=options)
+
+
+def test_the_schemes_are_compared_as_designs_of_one_categorical_fit(schemes_report):
+    import polars as pl
+
+    text = schemes_report.report.read_text()
+    designs = text.split("## Annotation designs", 1)[1].split("\n## ", 1)[0]
+    part = designs.split("### Designs compared by the categorical model", 1)[1]
+    assert "MACE (schemes: coarse 3-point, fine 3-point, fine binary)" in part
+    # a point estimate: no intervals, no predictive check, no side-by-side verdicts
+    assert "point estimates: no posterior uncertainty" in part
+    assert "not set side by side: the categorical fit is a point estimate" in part
+    table = pl.read_csv(schemes_report.out / "design_comparison_categorical.csv")
+    cells = {(d, g): k for d, g, k in table.select("dimension", "design", "n_categories").rows()}
+    for dim in ("correctness", "relevance", "safety"):
+        assert cells[(dim, "coarse 3-point")] == 3
+        assert cells[(dim, "fine 3-point")] == 3
+        assert cells[(dim, "fine binary")] == 2
+    assert table["reliability"].is_between(-1, 1).all()
+    # the combined fit is one of the analysis's fits (methods, warnings)
+    assert "MACE (schemes: coarse 3-point, fine 3-point, fine binary)" in schemes_report.fits
+    budget = pl.read_csv(schemes_report.out / "annotation_budget_categorical.csv")
+    assert set(budget["design"].unique().to_list()) == {
+        "coarse 3-point",
+        "fine 3-point",
+        "fine binary",
+    }
+    assert "#### Annotation budget from the categorical model" in part
+    assert (schemes_report.out / "reliability_by_design_categorical.png").is_file()
+
+
+def test_without_a_categorical_model_the_section_says_why(tmp_path):
+    from raterstats.analyze import AnalyzeOptions, analyze
+    from raterstats.simulate import clinical_qa_study
+
+    r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    options = AnalyzeOptions(
+        method="map",
+        n_boot=20,
+        design_projections=False,
+        skip=("rankings", "intra_rater", "judges"),
+    )
+    res = analyze(r, tmp_path, options=options)
+    designs = res.report.read_text().split("## Annotation designs", 1)[1].split("\n## ", 1)[0]
+    part = designs.split("### Designs compared by the categorical model", 1)[1]
+    assert "No categorical comparison of the designs:" in part
+    assert "collapse" in part  # the reason names how to get a categorical model

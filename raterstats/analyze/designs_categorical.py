@@ -25,6 +25,10 @@ from raterstats.scales import CategoricalScale
 N_REPLICATES = 100
 #: a posterior probability at least this (or at most one minus it) is a clear preference
 DECISIVE = 0.9
+#: simulated studies per point of the categorical annotation budget
+N_BUDGET_SIMS = 200
+#: targets of the cheapest categorical designs: P(the model's label is right), P(true ranking)
+BUDGET_TARGETS = (("p_correct_model", 0.9), ("p_recovered", 0.9))
 
 
 def design_origin(ctx: Context, designs: list[str]) -> dict[str, str]:
@@ -254,6 +258,7 @@ def categorical_design_lines(ctx: Context, ordinal: xr.Dataset | None) -> list[s
             *ppc_lines(cmp, ci_prob=cmp.attrs.get("ci_prob")),
             "",
         ]
+    lines += _budget_lines(ctx, done)
     if ordinal is None:
         lines += ["No ordinal comparison to set beside it (the ordinal model was not fitted).", ""]
     elif point or "p_more_reliable" not in ordinal:
@@ -281,8 +286,56 @@ def categorical_design_lines(ctx: Context, ordinal: xr.Dataset | None) -> list[s
     return lines
 
 
+def _budget_lines(ctx: Context, done: Fit) -> list[str]:
+    """The categorical annotation budget (with durations and ``design_projections``): the
+    whole projection in ``annotation_budget_categorical.csv`` and the cheapest design
+    reaching each of :data:`BUDGET_TARGETS`."""
+    from raterstats import schema as S
+    from raterstats.design import annotation_budget, cheapest_design
+
+    if not ctx.options.design_projections:
+        return []
+    if S.DURATION not in done.ratings.data.columns:
+        return ["No categorical annotation budget: the data have no duration_s column.", ""]
+    budget = annotation_budget(
+        done.dt, done.ratings, n_sims=N_BUDGET_SIMS, max_workers=1, random_seed=ctx.seed
+    )
+    names = ["p_correct_majority", "p_correct_model", "reliability", "p_recovered"]
+    frame = pl.from_pandas(budget[names].to_dataframe().reset_index()).join(
+        pl.from_pandas(budget["cost_hours"].to_dataframe().reset_index()),
+        on=["design", "n_raters", "k"],
+    )
+    ctx.folder.csv(frame, "annotation_budget_categorical.csv")
+    cheap = pl.concat([cheapest_design(budget, target=t, on=on) for on, t in BUDGET_TARGETS])  # type: ignore[arg-type]
+    notes = [
+        str(budget.attrs[k])
+        for k in ("unit_note", "ranking_note", "panel_note")
+        if k in budget.attrs
+    ]
+    return [
+        "#### Annotation budget from the categorical model",
+        "",
+        f"From {budget.attrs['n_sims']} studies per design point simulated from the "
+        "categorical fit (1-5 raters per unit and, for sentence-level designs, 1-6 "
+        "sentences per answer): the probability that the model's label of a unit is right "
+        "and that the study's system ranking is the true one, against the cost in rater "
+        f"hours (seconds per unit: {escape_markdown(str(budget.attrs['seconds_per_unit']))}). "
+        "Every design point is in `annotation_budget_categorical.csv`; the cheapest design "
+        "reaching each target ('all dimensions': the worst dimension reaches it; a dimension "
+        "is missing when no design reaches it):",
+        "",
+        *banners(budget, done.dt),
+        *[f"- {escape_markdown(n)}" for n in notes],
+        *([""] if notes else []),
+        markdown_table(cheap.with_columns(pl.col("value", "cost_hours").round(3))),
+        "",
+    ]
+
+
 __all__ = [
+    "BUDGET_TARGETS",
     "DECISIVE",
+    "N_BUDGET_SIMS",
     "N_REPLICATES",
     "agreement_with_ordinal",
     "categorical_design_fit",
