@@ -635,3 +635,35 @@ def test_rank_from_a_categorical_fit_with_its_ratings_matches_the_library(
     )
     assert alone.exit_code == 0, alone.output
     assert json.loads(alone.stdout) == json.loads(res.stdout)
+
+
+def test_designs_from_a_categorical_fit_matches_the_library(tmp_path):
+    """issue 23: `raterstats designs --fit` takes a MACE fit of rating schemes with
+    different label sets (combine_schemes) and prints what its reliability is."""
+    import xarray as xr
+
+    from raterstats import MACE, design
+    from raterstats.demo.run import DEMO_SCHEMES
+    from raterstats.simulate import clinical_qa_study
+
+    r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    both = design.combine_schemes({s.name: s.apply(r) for s in DEMO_SCHEMES})
+    fit_nc = tmp_path / "mace.nc"
+    MACE().fit(both, method="em", random_seed=1).to_netcdf(fit_nc)
+    res = runner.invoke(app, ["designs", "--fit", str(fit_nc), "--n-replicates", "5", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    direct = design.design_table(
+        design.compare_designs(
+            xr.open_datatree(fit_nc), n_replicates=5, ci_prob=ci_prob(), random_seed=RANDOM_SEED
+        )
+    )
+    assert [(x["dimension"], x["design"]) for x in rows] == list(
+        zip(direct["dimension"], direct["design"], strict=True)
+    )
+    assert {x["design"] for x in rows} == {"coarse 3-point", "fine 3-point", "fine binary"}
+    assert [x["reliability"] for x in rows] == direct["reliability"].to_list()
+    assert "kappa of a human rater's label against the true label" in res.stderr
+    assert "designs: note: " in res.stderr  # an EM fit: no posterior uncertainty
+    res = runner.invoke(app, ["designs", "--fit", str(fit_nc), "--level-map", "1=-1,2=0,3=1"])
+    assert res.exit_code == 1 and "ordinal fits only" in res.output, res.output

@@ -454,7 +454,10 @@ def rank(
 def designs(
     fit_file: Annotated[
         Path | None,
-        typer.Option("--fit", help="A fit of the ordinal model (raterstats fit --model ordinal)."),
+        typer.Option(
+            "--fit",
+            help="A fit of the ordinal model, MACE or Dawid-Skene (raterstats fit --model ...).",
+        ),
     ] = None,
     study: StudyOpt = None,
     n_replicates: Annotated[
@@ -469,7 +472,7 @@ def designs(
         str | None,
         typer.Option(
             "--level-map",
-            help="Map rating levels before agreement, e.g. 1=-1,2=-1,3=0,4=1,5=1 (3-point).",
+            help="Ordinal fits: map rating levels before agreement, e.g. 1=-1,2=-1,3=0,4=1,5=1.",
         ),
     ] = None,
     ci: CiOpt = None,
@@ -477,8 +480,10 @@ def designs(
     as_json: JsonOpt = False,
     csv: CsvOpt = None,
 ) -> None:
-    """Compare annotation designs: reliability per dimension x design from an ordinal fit.
+    """Compare annotation designs: reliability per dimension x design from a fit.
 
+    Ordinal fits: the share of latent variance due to the rated unit; MACE / Dawid-Skene fits:
+    the raters' kappa against the true label (comparable across label sets) and accuracy.
     With posterior predictive Randolph's kappa and Krippendorff's alpha per design.
 
     Example: raterstats designs --fit ordinal.nc --level-map 1=-1,2=-1,3=0,4=1,5=1 --json
@@ -489,7 +494,7 @@ def designs(
     s = Study.read(study) if study is not None else Study()
     path = s.option("designs", "fit", fit_file, None)
     if path is None:
-        raise fail("designs needs --fit FIT.nc (an OrdinalRaters fit)", 2)
+        raise fail("designs needs --fit FIT.nc (an ordinal, MACE or Dawid-Skene fit)", 2)
     levels = parse_level_map(s.option("designs", "level_map", level_map, None))
     dt = open_fit(Path(path))
     with spinner("comparing designs"):
@@ -504,6 +509,8 @@ def designs(
         except (ValueError, KeyError) as err:
             raise fail(f"designs: {err}") from None
     print_frame(design_table(ds), as_json=as_json, csv=csv)
+    if ds.attrs.get("reliability_measure"):  # what "reliability" is, for this model
+        typer.echo(visible_lines(f"reliability: {ds.attrs['reliability_measure']}"), err=as_json)
     if ds.attrs.get("ppc_readout"):  # stdout holds only the JSON with --json
         readout = "Posterior predictive checks:\n" + str(ds.attrs["ppc_readout"])
         typer.echo(visible_lines(readout), err=as_json)
