@@ -55,6 +55,7 @@ LAYERS: dict[str, int] = {
     "raterstats.exports": 2,
     "raterstats.datasets": 3,
     "raterstats.simulate": 3,
+    "raterstats.simulate_schemes": 3,
     "raterstats.scoring": 3,
     "raterstats.agreement": 4,
     "raterstats.nutpie_callbacks": 5,

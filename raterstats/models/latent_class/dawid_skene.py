@@ -45,6 +45,7 @@ from raterstats.models.latent_class.dawid_skene_density import ds_density
 from raterstats.models.latent_class.dawid_skene_em import ds_em_run
 from raterstats.models.latent_class.em import em_datatree, short_run_restarts
 from raterstats.models.latent_class.graph import (
+    NEG,
     padded_dirichlet,
     padded_dirichlet_init,
     padded_log_simplex_pt,
@@ -323,12 +324,12 @@ class DawidSkene(LatentClassModel):
                     )
                     log_conf = pt.log(pt.where(conf > 0, conf, 1.0))
             elif pooling == "partial":
-                if len(ks) > 1:
-                    raise NotImplementedError(
-                        "pooling='partial' needs the same number of categories on every dimension"
-                    )
                 pr = self._priors["confusion_logit"]
                 ti, ai = self.off_diagonal(K)
+                # errors that exist in each cell (both categories on its dimension's scale);
+                # the others (dimensions with fewer than K categories) get no mass
+                k_cell = data.n_categories[cell_dim][:, None]
+                exists = (ti[None, :] < k_cell) & (ai[None, :] < k_cell)
                 coords_off = [f"{t}->{a}" for t, a in zip(ti, ai, strict=True)]
                 model.add_coord("error", coords_off)
                 zeta = pm.Normal(
@@ -347,7 +348,7 @@ class DawidSkene(LatentClassModel):
                     (True, "confusion_logit_centred", "centred_logit"),
                     (False, "confusion_z", "noncentred_logit"),
                 ):
-                    idx = np.flatnonzero(cen == flag)
+                    idx = np.flatnonzero((cen == flag) & exists.ravel())
                     if idx.size == 0:
                         continue
                     model.add_coord(cname, [self.entry_label(data, int(i)) for i in idx])
@@ -362,11 +363,13 @@ class DawidSkene(LatentClassModel):
                     dims=("rater", "dimension", "design", "error"),
                 )
                 logits = pt.zeros((R, D, G, K, K))
-                logits = pt.set_subtensor(logits[:, :, :, ti, ai], omega)
+                off = pt.where(exists.reshape(R, D, G, -1), omega, NEG)
+                logits = pt.set_subtensor(logits[:, :, :, ti, ai], off)
                 log_conf = logits - pt.logsumexp(logits, axis=-1, keepdims=True)
+                rows = data.valid[None, :, None, :, None] & data.valid[None, :, None, None, :]
                 conf = pm.Deterministic(
                     "confusion",
-                    pt.exp(log_conf),
+                    pt.where(rows, pt.exp(log_conf), 0.0),
                     dims=("rater", "dimension", "design", "true", "rated"),
                 )
             else:

@@ -139,8 +139,9 @@ def ds_em_run(
                 log_conf = np.where(vmat, log_conf, -np.inf)
             else:
                 logit_state, log_conf, penalty = partial_mstep(
-                    logit_state, counts, NC, D, K, cell_dim, ti, ai, z_mu, z_sd, by_error
-                )
+                    logit_state, counts, NC, D, K, cell_dim, ti, ai, z_mu, z_sd, by_error,
+                    valid=vmat[:, ti, ai],
+                )  # fmt: skip
             pc = np.where(data.valid, prev_cnt + a_prev, 0.0)
             with np.errstate(divide="ignore", invalid="ignore"):
                 if variational:
@@ -211,6 +212,7 @@ def partial_mstep(
     z_sd: float,
     by_error: bool,
     sweeps: int = 5,
+    valid: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Generalised M-step of partial pooling.
 
@@ -226,8 +228,14 @@ def partial_mstep(
     third result is the log-prior part of the EM objective at the new values: the
     deviations' Laplace-approximate marginal terms and zeta's normal log density (up to
     constants); the E-step's log-likelihood plus it is what the restarts compare.
+
+    ``valid`` (``(NC, E)`` bool, default all): the errors that exist in each cell, both
+    categories on its dimension's scale (dimensions with fewer categories than ``K``, e.g.
+    a binary label space beside 3-point ones); the others have logit ``-inf`` (no mass in
+    the softmax), stay at 0 and are left out of the spread and the penalty.
     """
     E = ti.size
+    ok = np.ones((NC, E), dtype=bool) if valid is None else np.asarray(valid, dtype=bool)
     zeta = x0[: D * E].reshape(D, E).copy()
     sig_d = x0[D * E : 2 * D * E].reshape(D, E).copy()
     om = x0[2 * D * E :].reshape(NC, E).copy()
@@ -235,9 +243,13 @@ def partial_mstep(
     n_row = counts.sum(axis=-1)  # (NC, K)
     h_off = 0.5 * n_row[:, ti]  # bound on the curvature, (NC, E)
 
-    def probs() -> np.ndarray:
+    def logits() -> np.ndarray:
         L = np.zeros((NC, K, K))
-        L[:, ti, ai] = zeta[cell_dim] + om
+        L[:, ti, ai] = np.where(ok, zeta[cell_dim] + om, -np.inf)
+        return L
+
+    def probs() -> np.ndarray:
+        L = logits()
         return np.exp(L - logsumexp(L, axis=-1, keepdims=True))
 
     def grad_off() -> np.ndarray:
@@ -254,11 +266,12 @@ def partial_mstep(
         om = om + (g - om / sig**2) / (h_off + 1 / sig**2)
     p = probs()[:, ti, ai]
     v = 1.0 / (n_row[:, ti] * p * (1.0 - p) + 1.0 / sig**2)
-    used = (n_row.sum(axis=-1) > 0).astype(float)[:, None]  # cells with ratings
+    om = np.where(ok, om, 0.0)
+    used = (n_row.sum(axis=-1) > 0)[:, None] & ok  # cells with ratings, errors that exist
     sq = np.zeros((D, E))
     n_used = np.zeros((D, E))
     np.add.at(sq, cell_dim, used * (om**2 + v))
-    np.add.at(n_used, cell_dim, np.broadcast_to(used, (NC, E)))
+    np.add.at(n_used, cell_dim, used.astype(float))
     if not by_error:
         sq = np.broadcast_to(sq.sum(axis=1, keepdims=True), (D, E))
         n_used = np.broadcast_to(n_used.sum(axis=1, keepdims=True), (D, E))
@@ -269,8 +282,7 @@ def partial_mstep(
     v = 1.0 / (n_row[:, ti] * p * (1.0 - p) + 1.0 / sig**2)
     penalty = float(np.sum(used * (0.5 * np.log(v / sig**2) - 0.5 * om**2 / sig**2)))
     penalty -= float(np.sum(0.5 * ((zeta - z_mu) / z_sd) ** 2))
-    L = np.zeros((NC, K, K))
-    L[:, ti, ai] = zeta[cell_dim] + om
+    L = logits()
     x = np.concatenate([zeta.ravel(), sig_d.ravel(), om.ravel()])
     return x, L - logsumexp(L, axis=-1, keepdims=True), penalty
 

@@ -154,7 +154,14 @@ def rater_summary(model: LatentClassModel, dt: xr.DataTree, *, ci_prob: float) -
     rater x dimension x design, and each of the model's
     :meth:`~raterstats.models.latent_class.base.LatentClassModel.rater_quantities` ``x``
     as ``x_mean``, ``x_sd``, ``x_low`` and ``x_high`` (equal-tailed ``ci_prob``
-    intervals over the draws, :func:`raterstats.intervals.summarize_draws`)."""
+    intervals over the draws, :func:`raterstats.intervals.summarize_draws`).
+
+    ``cell_rated`` (dimension x design) is False in the cells that no rating falls in (a
+    table of schemes with different label sets, :func:`raterstats.design.combine_schemes`,
+    leaves the cells of a label space in the other schemes' designs empty): every quantity
+    with a dimension and a design is NaN there (its posterior is the prior's), and
+    ``design_contrast`` also where the dimension's first design has no ratings; the attr
+    ``prior_only_cells`` names them in words (empty when there are none)."""
     post = dt["posterior"].to_dataset()
     const = dt["constant_data"].to_dataset()
     out = xr.Dataset()
@@ -168,11 +175,36 @@ def rater_summary(model: LatentClassModel, dt: xr.DataTree, *, ci_prob: float) -
         dims=("rater", "dimension", "design"),
         coords={k: const[k].values for k in ("rater", "dimension", "design")},
     )
+    # (dimension, design) cells that no rating falls in (a table of schemes with different
+    # label sets, raterstats.design.combine_schemes): their parameters are prior only
+    rated = out["n_ratings"].sum("rater") > 0
+    out["cell_rated"] = rated
+    first = rated.isel(design=0, drop=True)
     for qn, da in model.rater_quantities(post).items():
         for stat, val in summarize_draws(da, ci_prob).items():
+            if "dimension" in val.dims and "design" in val.dims:
+                # a contrast against the first design needs that cell rated too
+                val = val.where(rated & first if qn == "design_contrast" else rated)
             out[f"{qn}_{stat}"] = val
+    empty = [
+        f"{d} x {g}"
+        for d in rated["dimension"].values
+        for g in rated["design"].values
+        if not rated.sel(dimension=d, design=g)
+    ]
     out.attrs.update(
-        {"ci_prob": ci_prob, "model": model.name, "method": dt.attrs.get("method", "")}
+        {
+            "ci_prob": ci_prob,
+            "model": model.name,
+            "method": dt.attrs.get("method", ""),
+            "prior_only_cells": (
+                "no rating falls in the (dimension, design) cells "
+                + "; ".join(empty)
+                + ": their parameters are prior only and are left out (NaN)"
+                if empty
+                else ""
+            ),
+        }
     )
     return out
 
