@@ -159,3 +159,32 @@ def test_without_a_categorical_model_the_section_says_why(tmp_path):
     part = designs.split("### Designs compared by the categorical model", 1)[1]
     assert "No categorical comparison of the designs:" in part
     assert "collapse" in part  # the reason names how to get a categorical model
+
+
+def test_rater_table_of_a_schemes_fit_leaves_out_cells_without_ratings(tmp_path):
+    """A fit of combine_schemes' table has (label space, design) cells no rating falls in
+    (prior only): the rater table and its CSV leave them out rather than show NaN or prior
+    values as results."""
+    import polars as pl
+
+    from raterstats.analyze import AnalyzeOptions, analyze
+    from raterstats.demo.run import DEMO_SCHEMES
+    from raterstats.design import combine_schemes
+    from raterstats.simulate import clinical_qa_study
+
+    r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    both = combine_schemes({s.name: s.apply(r) for s in DEMO_SCHEMES})
+    options = AnalyzeOptions(
+        models=("mace",),
+        method="em",
+        n_boot=20,
+        skip=("agreement", "rankings", "designs", "intra_rater", "judges"),
+    )
+    res = analyze(both, tmp_path, options=options)
+    table = pl.read_csv(tmp_path / "mace_competence.csv")
+    cells = set(table.select("dimension", "design").unique().iter_rows())
+    assert ("correctness (fine binary)", "fine binary") in cells
+    assert ("correctness (fine binary)", "coarse 3-point") not in cells
+    assert ("correctness", "fine binary") not in cells
+    section = res.report.read_text().split("### Rater competence", 1)[1].split("###", 1)[0]
+    assert "nan" not in section.lower()

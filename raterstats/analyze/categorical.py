@@ -30,7 +30,10 @@ def _quality(dt: xr.DataTree, ctx: Context, stem: str) -> list[str]:
     if q is None:
         return []
     cols = [f"{q}_mean", f"{q}_low", f"{q}_high", "n_ratings"]
-    frame = pl.from_pandas(summ[cols].to_dataframe().reset_index())
+    # cells no rating falls in (a label space a design does not use) are prior only: NaN
+    frame = pl.from_pandas(summ[cols].to_dataframe().reset_index()).filter(
+        pl.col(f"{q}_mean").is_not_nan()
+    )
     ctx.folder.csv(frame, f"{stem}_{q}.csv")
     cell = pl.col("dimension") + pl.lit(" / ") + pl.col("design")
     if frame["design"].n_unique() == 1:
