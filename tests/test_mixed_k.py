@@ -266,3 +266,23 @@ def test_mixed_k_fit_recovers_per_design_competence(record_property):
     record_property("summary", summary)
     assert 0.80 <= cell_cov <= 0.97, summary
     assert 0.80 <= pair_cov <= 0.97, summary
+
+
+def test_mace_samples_non_centred_when_a_dimension_design_cell_has_no_rating():
+    """issue 23: in a fit of schemes with different label sets, the (label space, design)
+    cells that no rating falls in have prior-only effects, a funnel in the centred form
+    (on the default scheme study: 85 leapfrog steps per draw and 142 divergences centred,
+    15 and at most 1 non-centred), so the default is non-centred however many ratings the
+    rated cells hold; an explicit ``centred`` still wins."""
+    from raterstats.models.latent_class.data import prepare_latent_class
+
+    s = scheme_study(random_seed=5)
+    data = prepare_latent_class(s.ratings)
+    n = np.bincount(data.cell, minlength=data.n_cells)
+    assert np.median(n[n > 0]) >= 20  # the old rule alone would have chosen centred
+    assert not MACE().is_centred(data)
+    assert MACE(centred=True).is_centred(data)
+    # without empty cells the rule is unchanged: one scheme, every cell rated
+    one = prepare_latent_class(s.ratings.filter(design="coarse 3-point"))
+    m = np.bincount(one.cell, minlength=one.n_cells)
+    assert MACE().is_centred(one) == bool(np.median(m[m > 0]) >= 20)

@@ -79,7 +79,9 @@ class MACE(LatentClassModel):
         (``a ~ N(0, sigma_u)``, ``u = B a``) or non-centred (``a = sigma_u z``,
         ``z ~ N(0, 1)``). Default (None): non-centred unless the median
         rater x dimension x design cell has at least 20 ratings (then the data identify
-        each effect and the centred form has the better geometry).
+        each effect and the centred form has the better geometry) and every dimension x
+        design cell has ratings (a fit of schemes with different label sets has cells
+        without: their effects are prior only, a funnel in the centred form).
     repeats : {"include", "exclude"}
         Use repeated ratings of a unit by the same rater as further observations (default) or
         only first ratings.
@@ -172,11 +174,16 @@ class MACE(LatentClassModel):
         """Whether the rater and cell effects are sampled centred (``centred`` or the
         default: centred when the median rater x dimension x design cell holds at least 20
         ratings, where the data pin each effect down and the non-centred form would make a
-        funnel for NUTS; non-centred otherwise)."""
+        funnel for NUTS, unless some dimension x design cell holds no rating at all, as in
+        a fit of schemes with different label sets (:func:`raterstats.design.combine_schemes`):
+        effects there are prior only, a funnel in the centred form; non-centred otherwise)."""
         c = self._options["centred"]
         if c is not None:
             return bool(c)
         n = np.bincount(data.cell, minlength=data.n_cells)
+        per_dg = n.reshape(len(data.raters), -1).sum(axis=0)
+        if (per_dg == 0).any():
+            return False
         return bool(np.median(n[n > 0]) >= 20)
 
     def is_hierarchical(self, data: LatentClassData) -> bool:
