@@ -283,18 +283,31 @@ def true_accuracy(sim) -> dict[tuple[str, str], float]:
     return out
 
 
-def _fit_builtin(gain: float):
+def _fit_builtin(gain: float, model=None, *, humans: bool = False):
+    """The built-in study under the demo's three schemes, fitted by NUTS (2 x 1000)."""
     sim = clinical_qa_study(fine_discrimination_gain=gain)
-    both = combine_schemes({s.name: s.apply(sim.ratings) for s in DEMO_SCHEMES})
+    r = sim.ratings.filter(rater_kind="human") if humans else sim.ratings
+    both = combine_schemes({s.name: s.apply(r) for s in DEMO_SCHEMES})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dt = MACE().fit(both, draws=1000, tune=1000, chains=2, random_seed=1, progress=False)
+        dt = (model or MACE()).fit(
+            both, draws=1000, tune=1000, chains=2, random_seed=1, progress=False
+        )
     return sim, dt
 
 
 @pytest.fixture(scope="module")
 def builtin():
     sim, dt = _fit_builtin(0.15)
+    return sim, dt, compare_designs(dt, n_replicates=100, ci_prob=0.9, random_seed=1)
+
+
+@pytest.fixture(scope="module")
+def builtin_ds():
+    """Dawid-Skene on the physicians' ratings (the design comparison is of the human
+    panel; the LLM judge's confusion in the sentence-level cells is bimodal across chains,
+    R-hat 1.23, and would leave the whole fit unconverged)."""
+    sim, dt = _fit_builtin(0.15, DawidSkene(), humans=True)
     return sim, dt, compare_designs(dt, n_replicates=100, ci_prob=0.9, random_seed=1)
 
 
@@ -312,11 +325,14 @@ def _coverage_table(ds: xr.Dataset, truth: dict[tuple[str, str], float]) -> list
 @pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
-    reason="MACE is misspecified for the ordinal-generated built-in study (errors fall on "
-    "adjacent levels and a middle category that no rater's modal rating reaches; spam is "
-    "label-independent in MACE): 2 of 9 accuracy intervals cover the truth",
+    reason="blocked: latent-class models are misspecified for the ordinal-generated built-in "
+    "study (a discrete true label with errors independent given it, where the data have a "
+    "continuous latent quality whose nearness to a cut-point makes raters err together): "
+    "MACE covers the true accuracy in 2 of 9 design x dimension cells, Dawid-Skene in 4 of 9; "
+    "both over-estimate the fine 3-point design's accuracy by 0.03-0.04",
 )
-def test_accuracy_covers_the_truth(builtin):
+@pytest.mark.parametrize("fixture", ["builtin", "builtin_ds"])
+def test_accuracy_covers_the_truth(fixture, request):
     """issue 23, acceptance 1: on the built-in study (simulated from the ORDINAL model),
     each design's accuracy interval covers the true accuracy.
 
@@ -333,7 +349,7 @@ def test_accuracy_covers_the_truth(builtin):
     aggregated rating = true label), exactly from the ordered-logistic probabilities
     (sentences independent given the answer); the design's is the mean over physicians.
     """
-    sim, _, ds = builtin
+    sim, _, ds = request.getfixturevalue(fixture)
     truth = true_accuracy(sim)
     lines = _coverage_table(ds, truth)
     covered = [
@@ -387,29 +403,37 @@ def _ppc_check(ds: xr.Dataset, designs: list[str]) -> None:
 
 
 @pytest.mark.slow
-def test_predictive_kappa_covers_the_observed_builtin(builtin):
-    """issue 23, acceptance 3: on the built-in study the posterior predictive Randolph's
-    kappa of the coarse 3-point and the fine binary designs is consistent with the
-    observed one in every dimension (ppp not extreme; the readout says "reproduces"
-    exactly where the observed value is inside the replicates' 90% interval)."""
-    _ppc_check(builtin[2], ["coarse 3-point", "fine binary"])
+def test_predictive_kappa_covers_the_observed_builtin_dawid_skene(builtin_ds):
+    """issue 23, acceptance 3: on the built-in study, Dawid-Skene's posterior predictive
+    Randolph's kappa is consistent with the observed one in every design and dimension
+    (ppp not extreme; the readout says "reproduces" exactly where the observed value is
+    inside the replicates' 90% interval)."""
+    _ppc_check(builtin_ds[2], ["coarse 3-point", "fine 3-point", "fine binary"])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="MACE under-predicts sentence-level (fine 3-point) agreement on the built-in "
-    "study: observed Randolph's kappa at the top of the replicates, ppp 0.02-0.05 (relevance "
-    "0.02), observed above the 90% interval in 2-3 of 3 dimensions",
-)
-def test_predictive_kappa_covers_the_observed_builtin_fine_3_point(builtin):
-    """issue 23, acceptance 3, the fine 3-point design (sentence units): the same check as
-    for the other designs; it fails (see the xfail reason), which the readout reports."""
-    _ppc_check(builtin[2], ["fine 3-point"])
+def test_predictive_kappa_of_mace_builtin(builtin):
+    """issue 23, acceptance 3 with MACE: consistent for the answer-level designs (coarse
+    3-point, fine binary); for the sentence-level fine 3-point design MACE's single
+    competence per rater cannot give the adjacent-category errors of sentence ratings and
+    under-predicts their agreement, and the check says so (ppp <= 0.05 in at least two of
+    the three dimensions, the readout "under-predicts" there)."""
+    ds = builtin[2]
+    _ppc_check(ds, ["coarse 3-point", "fine binary"])
+    fine = ds.sel(design="fine 3-point")
+    low = [
+        str(d)
+        for d in fine["dimension"].values
+        if float(fine["kappa_ppp"].sel(dimension=d)) <= 0.05
+    ]
+    assert len(low) >= 2, fine[["kappa_observed", "kappa_low", "kappa_high", "kappa_ppp"]]
+    lines = [s for s in ds.attrs["ppc_readout"].splitlines() if "Randolph's kappa" in s]
+    for dim in low:
+        line = next(x for x in lines if x.startswith(f"{dim}, fine 3-point:"))
+        assert "under-predicts" in line or "outside" in line, line
 
 
-@pytest.fixture(scope="module")
-def dialsummeval():
+def _dialsummeval_fit(model):
     path = SHARED / "dialsummeval_campus" / "data.csv"
     if not path.is_file():
         pytest.skip(f"real data set dialsummeval_campus not found at {path} (no ../shared/data)")
@@ -418,7 +442,7 @@ def dialsummeval():
         columns={"rater": "annotator", "rating": "label", "question": "document"},
         scale=OrdinalScale.likert(5),
     ).collapse("likert5_to_3")
-    dt = MACE().fit(r, draws=1000, tune=1000, chains=2, random_seed=1, progress=False)
+    dt = model.fit(r, draws=1000, tune=1000, chains=4, random_seed=1, progress=False)
     assert dt.attrs["health_ok"], dt.attrs["health"]
     return compare_designs(dt, n_replicates=100, ci_prob=0.9, random_seed=1)
 
@@ -431,20 +455,26 @@ def _dims(ds: xr.Dataset, dims: list[str]) -> xr.Dataset:
 
 
 @pytest.mark.slow
-def test_predictive_kappa_covers_the_observed_dialsummeval(dialsummeval):
+def test_predictive_kappa_covers_the_observed_dialsummeval_dawid_skene():
     """issue 23, acceptance 3: DialSummEval campus experts (3 per summary, 1-5 collapsed to
-    3 points; one design), MACE: the predictive Randolph's kappa covers the observed one
-    in coherence, consistency and fluency. Skipped when ../shared/data is absent."""
-    _ppc_check(_dims(dialsummeval, ["coherence", "consistency", "fluency"]), ["default"])
+    3 points; one design), Dawid-Skene: the predictive Randolph's kappa covers the observed
+    one in all four dimensions. Skipped when ../shared/data is absent."""
+    ds = _dialsummeval_fit(DawidSkene())
+    _ppc_check(ds, ["default"])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="MACE under-predicts the experts' agreement on relevance: observed Randolph's "
-    "kappa 0.26 above the replicates' 90% interval 0.19-0.25, ppp 0.02 (the readout says so)",
-)
-def test_predictive_kappa_covers_the_observed_dialsummeval_relevance(dialsummeval):
-    """issue 23, acceptance 3: the same check on DialSummEval relevance (fails, see the
-    xfail reason)."""
-    _ppc_check(_dims(dialsummeval, ["relevance"]), ["default"])
+def test_predictive_kappa_of_mace_dialsummeval():
+    """issue 23, acceptance 3 with MACE on DialSummEval: consistent in coherence,
+    consistency and fluency; on relevance MACE under-predicts the experts' agreement
+    (observed 0.26 above the replicates' 90% interval, ppp about 0.02) and the check
+    flags it. Skipped when ../shared/data is absent."""
+    ds = _dialsummeval_fit(MACE())
+    _ppc_check(_dims(ds, ["coherence", "consistency", "fluency"]), ["default"])
+    rel = ds.sel(dimension="relevance", design="default")
+    assert float(rel["kappa_ppp"]) <= 0.05, rel
+    line = next(
+        x for x in ds.attrs["ppc_readout"].splitlines()
+        if x.startswith("relevance, default:") and "Randolph's kappa" in x
+    )  # fmt: skip
+    assert "the model reproduces" not in line, line
