@@ -561,11 +561,11 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
         "seed": Key(INTEGER, _SEED, minimum=0),
     },
     "designs": {
-        "fit": Key(PATH, "The ordinal fit (written by `raterstats fit --model ordinal`)."),
+        "fit": Key(PATH, "The ordinal, MACE or Dawid-Skene fit (written by `raterstats fit`)."),
         "n_replicates": Key(INTEGER, "Posterior predictive replicates (0 skips).", minimum=0),
         "level_map": Key(
             STRING_OR_TABLE,
-            'Map levels before agreement: `"1=-1,2=0,3=1"` or a table.',
+            'Ordinal fits: map levels before agreement: `"1=-1,2=0,3=1"` or a table.',
             check=parse_level_map,
         ),
         "ci": Key(NUMBER, _CI, check=check_probability),
