@@ -12,7 +12,7 @@ import xarray as xr
 
 from raterstats import schema as S
 from raterstats.analyze.context import Context
-from raterstats.analyze.designs_categorical import categorical_design_lines
+from raterstats.analyze.designs_categorical import categorical_design_lines, reliability_figure
 from raterstats.analyze.folder import slug
 from raterstats.analyze.health import POINT_METHODS, banners, ppc_lines
 from raterstats.analyze.tables import format_interval
@@ -63,7 +63,6 @@ def _ppc_words(cmp: xr.Dataset, designs: list[str]) -> list[str]:
 
 def _reliability_by_design(dt: xr.DataTree, ctx: Context) -> tuple[list[str], xr.Dataset]:
     from raterstats.design import compare_designs, design_table
-    from raterstats.plots import agreement_bars
 
     point = str(dt.attrs.get("method", "nuts")) in POINT_METHODS
     level_map = collapse_map(ctx, by="code")
@@ -76,24 +75,7 @@ def _reliability_by_design(dt: xr.DataTree, ctx: Context) -> tuple[list[str], xr
     )
     tab = design_table(cmp)
     ctx.folder.csv(tab, "design_comparison.csv")
-    bars = xr.Dataset(
-        {
-            "estimate": cmp["reliability"],
-            "ci_low": cmp["reliability_low"],
-            "ci_high": cmp["reliability_high"],
-        },
-        attrs={"ci_prob": cmp.attrs["ci_prob"]},
-    ).expand_dims(statistic=["reliability"])
-    ctx.folder.figure(
-        agreement_bars(
-            bars,
-            "reliability",
-            hue="design",
-            interval="posterior",
-            title="Model-implied reliability by design",
-        ),
-        "reliability_by_design.png",
-    )
+    reliability_figure(ctx, cmp, "reliability_by_design.png", "Model-implied reliability by design")
     designs = [str(g) for g in cmp["design"].values]
     p_rows = []
     for dim in cmp["dimension"].values:

@@ -164,13 +164,31 @@ def agreement_with_ordinal(
     return lines
 
 
+def reliability_figure(ctx: Context, cmp: xr.Dataset, name: str, title: str) -> None:
+    """Write the bar chart of a :func:`raterstats.design.compare_designs` result's
+    ``reliability`` (posterior mean and interval per dimension and design) as ``name``."""
+    from raterstats.plots import agreement_bars
+
+    bars = xr.Dataset(
+        {
+            "estimate": cmp["reliability"],
+            "ci_low": cmp["reliability_low"],
+            "ci_high": cmp["reliability_high"],
+        },
+        attrs={"ci_prob": cmp.attrs["ci_prob"]},
+    ).expand_dims(statistic=["reliability"])
+    ctx.folder.figure(
+        agreement_bars(bars, "reliability", hue="design", interval="posterior", title=title),
+        name,
+    )
+
+
 def categorical_design_lines(ctx: Context, ordinal: xr.Dataset | None) -> list[str]:
     """The report lines of the categorical design comparison (with ``ordinal``, the
     ordinal comparison of :func:`raterstats.design.compare_designs`, where the two agree or
     differ), and its files ``design_comparison_categorical.csv`` and
     ``reliability_by_design_categorical.png``."""
     from raterstats.design import compare_designs, design_table
-    from raterstats.plots import agreement_bars
 
     done, how = categorical_design_fit(ctx)
     head = ["### Designs compared by the categorical model", ""]
@@ -183,23 +201,11 @@ def categorical_design_lines(ctx: Context, ordinal: xr.Dataset | None) -> list[s
     )
     tab = design_table(cmp)
     ctx.folder.csv(tab, "design_comparison_categorical.csv")
-    bars = xr.Dataset(
-        {
-            "estimate": cmp["reliability"],
-            "ci_low": cmp["reliability_low"],
-            "ci_high": cmp["reliability_high"],
-        },
-        attrs={"ci_prob": cmp.attrs["ci_prob"]},
-    ).expand_dims(statistic=["reliability"])
-    ctx.folder.figure(
-        agreement_bars(
-            bars,
-            "reliability",
-            hue="design",
-            interval="posterior",
-            title="Rater kappa against the true label, by design",
-        ),
+    reliability_figure(
+        ctx,
+        cmp,
         "reliability_by_design_categorical.png",
+        "Rater kappa against the true label, by design",
     )
 
     def cell(stem: str, name: str) -> pl.Expr:
@@ -341,5 +347,6 @@ __all__ = [
     "categorical_design_fit",
     "categorical_design_lines",
     "design_origin",
+    "reliability_figure",
     "verdict",
 ]
