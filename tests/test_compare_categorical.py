@@ -449,6 +449,7 @@ def _dialsummeval_fit(model):
 
 def _dims(ds: xr.Dataset, dims: list[str]) -> xr.Dataset:
     out = ds.sel(dimension=dims)
+    out.attrs = dict(ds.attrs)  # a copy: sel shares the attrs with ds
     keep = [s for s in ds.attrs["ppc_readout"].splitlines() if s.split(",", 1)[0] in dims]
     out.attrs["ppc_readout"] = "\n".join(keep)
     return out
