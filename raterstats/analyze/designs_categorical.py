@@ -208,7 +208,7 @@ def categorical_design_lines(ctx: Context, ordinal: xr.Dataset | None) -> list[s
         ctx,
         cmp,
         "reliability_by_design_categorical.png",
-        "Rater kappa against the true label, by design",
+        "Rater kappa vs the true label",
     )
 
     def cell(stem: str, name: str) -> pl.Expr:
