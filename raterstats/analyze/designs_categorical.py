@@ -327,7 +327,7 @@ def _budget_lines(ctx: Context, done: Fit) -> list[str]:
     ranking = cheapest_design(budget, target=RANKING_TARGET, on="p_recovered")
     notes = [
         str(budget.attrs[k])
-        for k in ("unit_note", "ranking_note", "panel_note")
+        for k in ("unit_note", "reliability_note", "ranking_note", "panel_note")
         if k in budget.attrs
     ]
     shown = pl.col("value", "cost_hours").round(3)
