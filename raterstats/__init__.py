@@ -12,6 +12,8 @@ diagnostics and ranking functions are imported on first use (module
 from typing import TYPE_CHECKING, Any
 
 from raterstats.analyze import AnalyzeOptions, Scheme, analyze  # eager: shares a module name
+from raterstats.comparisons import Comparisons, ComparisonsSummary
+from raterstats.comparisons_ingest import read_comparisons
 from raterstats.exports import read_label_studio, read_mturk, read_survey
 from raterstats.ingest import Problem, RatingsError, read_ratings
 from raterstats.models import MACE, DawidSkene, LengthEffect, OrdinalRaters
@@ -73,6 +75,8 @@ __all__ = [
     "MACE",
     "AnalyzeOptions",
     "Collapse",
+    "Comparisons",
+    "ComparisonsSummary",
     "DawidSkene",
     "Exclusion",
     "IntervalScale",
@@ -104,6 +108,7 @@ __all__ = [
     "rank_systems",
     "ranking_agreement",
     "rater_summary",
+    "read_comparisons",
     "read_label_studio",
     "read_mturk",
     "read_ratings",

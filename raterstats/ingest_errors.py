@@ -68,12 +68,12 @@ class RatingsError(ValueError):
     2
     """
 
-    def __init__(self, source: str, problems: Sequence[Problem]) -> None:
+    def __init__(self, source: str, problems: Sequence[Problem], *, what: str = "ratings") -> None:
         self.source = source
         self.problems = list(problems)
         n = len(self.problems)
         lines = [
-            f"{n} problem{'s' if n != 1 else ''} in ratings from {source} "
+            f"{n} problem{'s' if n != 1 else ''} in {what} from {source} "
             "(rows are data rows numbered from 1, header not counted):"
         ]
         for p in self.problems[:MAX_PROBLEMS_SHOWN]:
