@@ -492,6 +492,13 @@ def connected_components(
     return sorted((sorted(g) for g in groups.values()), key=lambda g: (-len(g), g[0]))
 
 
+def _mean(frame: pl.DataFrame, expr: pl.Expr) -> float:
+    """Mean of ``expr`` over ``frame`` as a float (0.0 for an empty frame)."""
+    if frame.height == 0:
+        return 0.0
+    return float(frame.select(expr.cast(pl.Float64).mean()).item())
+
+
 @dataclass(frozen=True)
 class ComparisonsSummary:
     """What to check before any model: counts per dimension and rater, ties, position, and
@@ -560,13 +567,13 @@ class ComparisonsSummary:
                     "pairs": len(links),
                     "possible_pairs": len(systems) * (len(systems) - 1) // 2,
                     "components": len(comps),
-                    "tie_share": float((p[OUTCOME] == 0).mean() or 0.0),
+                    "tie_share": _mean(p, pl.col(OUTCOME) == 0),
                     "a_preferred_share": (
-                        float((p[OUTCOME] > 0).mean() or 0.0) if c.kind == "pairs" else None
+                        _mean(p, pl.col(OUTCOME) > 0) if c.kind == "pairs" else None
                     ),
-                    "position_known_share": float(p["__known"].mean() or 0.0),
+                    "position_known_share": _mean(p, pl.col("__known")),
                     "first_preferred_share": (
-                        float(known["__first_won"].mean()) if known.height else None
+                        _mean(known, pl.col("__first_won")) if known.height else None
                     ),
                 }
             )
@@ -599,9 +606,10 @@ class ComparisonsSummary:
         )
         if c.kind == "rankings":
             per = c.data.group_by(RANKING).len()
+            sizes = per["len"].to_list()
             notes.append(
-                f"rankings of {int(per['len'].min())} to {int(per['len'].max())} systems "
-                f"(mean {float(per['len'].mean()):.1f})"
+                f"rankings of {min(sizes)} to {max(sizes)} systems "
+                f"(mean {_mean(per, pl.col('len')):.1f})"
             )
         return cls(
             source=c.source,

@@ -96,11 +96,11 @@ def _resolve(
     for role, names in roles.items():
         if role in found:
             continue
-        for name in names:
-            col = lower.get(name)
-            if col is not None and col not in taken:
-                found[role] = col
-                taken.add(col)
+        for alias in names:
+            hit = lower.get(alias)
+            if hit is not None and hit not in taken:
+                found[role] = hit
+                taken.add(hit)
                 break
     return found
 

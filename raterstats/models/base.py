@@ -88,8 +88,9 @@ import xarray as xr
 from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.checks import check_arguments, choice_problem, flag_problem
+from raterstats.comparisons import Comparisons
 from raterstats.health import assess_fit, stamp_health
-from raterstats.inference import Density, resolve_seed, run_density, run_inference
+from raterstats.inference import Density, map_density, resolve_seed, run_density, run_inference
 from raterstats.inference_checks import sampler_argument_problems
 from raterstats.lazy import LazyModule
 from raterstats.models.priors import Prior, as_prior, jsonable
@@ -134,11 +135,13 @@ class ModelInputError(ValueError):
         super().__init__("; ".join(self.problems))
 
 
-def data_fingerprint(ratings: Ratings) -> str:
+def data_fingerprint(ratings: Ratings | Comparisons) -> str:
     """A SHA-256 fingerprint of the ratings' content (order-independent).
 
     Two :class:`~raterstats.Ratings` with the same ratings (same items, segments, raters,
-    dimensions, designs, levels, repeats and gold labels) have the same fingerprint.
+    dimensions, designs, levels, repeats and gold labels) have the same fingerprint; two
+    :class:`~raterstats.Comparisons` with the same judgments (whatever their row order and
+    source rows) too.
 
     Examples
     --------
@@ -147,6 +150,13 @@ def data_fingerprint(ratings: Ratings) -> str:
     >>> data_fingerprint(r) == data_fingerprint(r.filter(dimension=list(r.dimensions)))
     True
     """
+    if isinstance(ratings, Comparisons):
+        frame = ratings.data.drop(S.ROW)
+        frame = frame.select([pl.col(c).cast(pl.String) for c in frame.columns])
+        h = hashlib.sha256()
+        h.update(f"{ratings.kind},{ratings.max_grade},{','.join(frame.columns)}".encode())
+        h.update(frame.sort(frame.columns).write_csv().encode())
+        return h.hexdigest()
     cols = [
         c
         for c in (S.ITEM, S.SEGMENT, S.RATER, S.DIMENSION, S.DESIGN, S.RATING, S.REPEAT, S.GOLD)
@@ -188,6 +198,9 @@ class Model:
     #: the fit method used when :func:`~raterstats.rank_systems` is asked to rank raw
     #: ratings by this model's labels (``method="mace"``); ``None``: not offered
     rank_fit_method: ClassVar[Method | None] = None
+    #: ``method="map"`` takes the mode of the compiled density (:meth:`density`,
+    #: :func:`~raterstats.inference.map_density`) instead of compiling the PyMC model
+    map_on_density: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -329,8 +342,14 @@ class Model:
 
     # ------------------------------------------------------------------ subclass hooks
 
-    def prepare(self, ratings: Ratings) -> Any:
-        """Check the ratings and make the data ``build_model`` needs (default: as is)."""
+    def prepare(self, ratings: Any) -> Any:
+        """Check the ratings and make the data ``build_model`` needs (default: as is).
+        The comparison models override it to take :class:`~raterstats.Comparisons`."""
+        if isinstance(ratings, Comparisons):
+            raise TypeError(
+                f"{type(self).__name__} fits ratings, not comparative judgments: fit "
+                "Comparisons with BradleyTerry (pairs) or PlackettLuce (rankings)"
+            )
         if not isinstance(ratings, Ratings):
             raise TypeError(f"fit() takes a raterstats.Ratings, not {type(ratings).__name__}")
         if ratings.n_ratings == 0:
@@ -341,7 +360,7 @@ class Model:
         """The PyMC model for prepared data (required in subclasses)."""
         raise NotImplementedError(f"{type(self).__name__} must implement build_model(data)")
 
-    def build(self, ratings: Ratings) -> pm.Model:
+    def build(self, ratings: Ratings | Comparisons) -> pm.Model:
         """The PyMC model of these ratings (``build_model(prepare(ratings))``)."""
         return self.build_model(self.prepare(ratings))
 
@@ -429,7 +448,7 @@ class Model:
 
     def fit(
         self,
-        ratings: Ratings,
+        ratings: Ratings | Comparisons,
         *,
         method: Method = D.METHOD,
         draws: int = D.DRAWS,
@@ -450,8 +469,8 @@ class Model:
 
         Parameters
         ----------
-        ratings : Ratings
-            The data.
+        ratings : Ratings or Comparisons
+            The data (comparative judgments for the comparison models).
         method : {"nuts", "map", "advi", "em"}
             Full posterior by NUTS (default), posterior mode by optimisation, mean-field
             variational approximation, or the model's EM fast path (point estimates).
@@ -546,7 +565,10 @@ class Model:
         density = None
         start: dict[str, np.ndarray] | None = None
         compiled = method == "nuts" and sampler == "nutpie" and logp_backend == "auto"
-        if compiled and self.has_density(data):
+        on_density = method == "map" and self.map_on_density and logp_backend == "auto"
+        if on_density and self.has_density(data):
+            density = self.density(data, start=None)
+        elif compiled and self.has_density(data):
             if init == "em" or (init == "auto" and "em" in self.methods):
                 start = self.nuts_start(data, seed)
             density = self.density(data, start=start)
@@ -562,6 +584,8 @@ class Model:
             )
         if method == "em":
             dt = self.fit_em(data, random_seed=seed, progress=progress, **method_options)
+        elif density is not None and method == "map":
+            dt = map_density(density, random_seed=seed, **method_options)
         elif density is not None:
             dt = run_density(
                 density,

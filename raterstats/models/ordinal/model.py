@@ -237,7 +237,7 @@ class OrdinalRaters(Model):
             raise ValueError("; ".join(problems))
 
     def fit(
-        self, ratings: Ratings, *, draws: int = 2000, tune: int = D.TUNE, **options: Any
+        self, ratings: Any, *, draws: int = 2000, tune: int = D.TUNE, **options: Any
     ) -> xr.DataTree:
         """Fit the model; as :meth:`raterstats.models.base.Model.fit`, with NUTS defaults of
         2,000 draws after 500 tuning steps per chain.
