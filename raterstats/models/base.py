@@ -139,9 +139,8 @@ def data_fingerprint(ratings: Ratings | Comparisons) -> str:
     """A SHA-256 fingerprint of the ratings' content (order-independent).
 
     Two :class:`~raterstats.Ratings` with the same ratings (same items, segments, raters,
-    dimensions, designs, levels, repeats and gold labels) have the same fingerprint; two
-    :class:`~raterstats.Comparisons` with the same judgments (whatever their row order and
-    source rows) too.
+    dimensions, designs, levels, repeats and gold labels) have the same fingerprint; so do
+    two :class:`~raterstats.Comparisons` with the same judgments.
 
     Examples
     --------
@@ -198,8 +197,7 @@ class Model:
     #: the fit method used when :func:`~raterstats.rank_systems` is asked to rank raw
     #: ratings by this model's labels (``method="mace"``); ``None``: not offered
     rank_fit_method: ClassVar[Method | None] = None
-    #: ``method="map"`` takes the mode of the compiled density (:meth:`density`,
-    #: :func:`~raterstats.inference.map_density`) instead of compiling the PyMC model
+    #: ``method="map"`` takes the mode of the compiled density (``map_density``)
     map_on_density: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
