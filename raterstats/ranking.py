@@ -557,7 +557,7 @@ def rank_systems(
         label = str(draws.attrs["source"])
     else:
         raise TypeError(
-            f"rank_systems: expected an xr.DataTree, Ratings or Comparisons, got {type(source)!r}"
+            f"rank_systems: expected an xr.DataTree or Ratings (or Comparisons), got {type(source)}"
         )
     ds = summarize_ranking(draws, ci_prob=ci_prob, rope=rope, random_seed=random_seed)
     ds.attrs["source"] = label
