@@ -129,6 +129,21 @@ def _table(comparisons: Comparisons, what: str) -> _Table:
         for k in np.flatnonzero(~d.present)
     ]
     notes["not_compared"] = f"no comparison, so NaN: {', '.join(absent)}" if absent else ""
+    split = []
+    for d in dims:
+        links = {(systems[x], systems[y]) for x, y in zip(d.a.tolist(), d.b.tolist(), strict=True)}
+        groups = connected_components(
+            sorted(links), [systems[i] for i in np.flatnonzero(d.present)]
+        )
+        if len(groups) > 1:
+            shown = " | ".join(", ".join(visible(x) for x in g) for g in groups[:6])
+            split.append(f"{visible(d.name)}: {len(groups)} groups ({shown})")
+    notes["split"] = (
+        "systems in groups never compared with each other, whose scores are not comparable: "
+        + "; ".join(split)
+        if split
+        else ""
+    )
     return _Table(systems, dims, describe_bootstrap(schemes), notes)
 
 
@@ -171,7 +186,9 @@ def win_rate(comparisons: Comparisons) -> xr.DataArray:
     xr.DataArray
         ``(dimension, system)`` win rates in [0, 1]; NaN for a system with no comparison in
         a dimension (``attrs["not_compared"]`` names them). ``attrs`` say how outcomes
-        were scored (``outcomes``) and, for rankings, that pairs came from rankings.
+        were scored (``outcomes``), for rankings that pairs came from rankings, and in
+        ``split`` the groups of systems never compared with each other (their win rates
+        are not comparable; empty when the comparisons link every system).
 
     Examples
     --------
@@ -283,7 +300,8 @@ def elo(
     -------
     xr.DataArray
         ``(dimension, system)`` ratings on the Elo scale; NaN for a system with no
-        comparison in a dimension. ``attrs`` give ``k``, ``scale``, ``initial``, ``order``.
+        comparison in a dimension. ``attrs`` give ``k``, ``scale``, ``initial``, ``order``
+        and, as for :func:`win_rate`, ``outcomes`` and ``split``.
 
     Examples
     --------
@@ -679,7 +697,7 @@ def baseline_score_draws(
             "ranked; rank each dimension on its own (comparisons.filter(dimension=...))"
         )
     m = len(t.systems)
-    kept = ("method", "outcomes", "pairs_from_rankings", "separated")
+    kept = ("method", "outcomes", "pairs_from_rankings", "split", "separated", "not_converged")
     notes = [f"{k}: {point.attrs[k]}" for k in kept if point.attrs.get(k)]
     if not n_boot:
         draws = point.values[None, None]

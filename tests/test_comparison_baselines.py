@@ -162,6 +162,10 @@ def test_disconnected_comparisons_name_the_groups() -> None:
         ml_bradley_terry(c)
     with pytest.raises(ValueError, match=r"u, v \| x, y"):
         rank_systems(c, method="bradley_terry_ml", n_boot=10)
+    # win rates and Elo ratings exist, but say that the groups are not comparable
+    assert "2 groups (u, v | x, y)" in win_rate(c).attrs["split"]
+    ds = rank_systems(c, method="elo", n_boot=20)
+    assert "never compared with each other" in ds.attrs["method_notes"]
 
 
 def test_a_system_that_never_loses_is_finite_and_flagged() -> None:
