@@ -5,7 +5,8 @@ labels allowed for nominal statistics) or a :class:`raterstats.Ratings` holding 
 and design, with keyword-only options, and returns a float (per-category kappa returns an
 ``xr.DataArray``). :func:`agreement` computes many statistics per dimension x design with
 cluster-bootstrap intervals in one labelled ``xr.Dataset``; :func:`agreement_table` turns that
-into a tidy polars frame with the same numbers.
+into a tidy polars frame with the same numbers. :func:`comparison_agreement` measures
+agreement on comparative judgments (:class:`raterstats.Comparisons`) with the same kernels.
 
 Undefined values (expected agreement 1, a single rater, no unit with two ratings) are NaN with
 a :class:`DegenerateAgreementWarning` that says why; never a ZeroDivisionError. In
@@ -18,6 +19,10 @@ line and the study file.
 
 from raterstats.agreement.alpha import krippendorff_alpha
 from raterstats.agreement.categorical import intra_rater_agreement, percent_agreement
+from raterstats.agreement.comparisons import (
+    COMPARISON_AGREEMENT_STATISTICS,
+    comparison_agreement,
+)
 from raterstats.agreement.continuous import icc, kendall_w
 from raterstats.agreement.data import (
     AgreementInputError,
@@ -58,6 +63,7 @@ from raterstats.agreement.table import (
 
 __all__ = [
     "AGREEMENT_STATISTICS",
+    "COMPARISON_AGREEMENT_STATISTICS",
     "DEFAULT_STATISTICS",
     "MAX_UNORDERED_LEVELS",
     "AgreementInputError",
@@ -70,6 +76,7 @@ __all__ = [
     "agreement",
     "agreement_table",
     "cohen_kappa",
+    "comparison_agreement",
     "conger_kappa",
     "fleiss_kappa",
     "fleiss_kappa_category",
