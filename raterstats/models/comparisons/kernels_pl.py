@@ -65,7 +65,7 @@ def kernel_source_sha256() -> str:
 def pack_segments(parts: list[np.ndarray], dtype: type) -> np.ndarray:
     """``[n, len_0, ..., len_{n-1}, *part_0, ..., *part_{n-1}]`` as one array."""
     flat = [np.asarray(p, dtype=dtype).reshape(-1) for p in parts]
-    head = np.array([len(flat), *(p.size for p in flat)], dtype=dtype)
+    head: np.ndarray = np.array([len(flat), *(p.size for p in flat)], dtype=dtype)
     return np.concatenate([head, *flat])
 
 

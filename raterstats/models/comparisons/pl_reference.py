@@ -61,7 +61,7 @@ def block_slices(data: RankingsData) -> dict[str, slice]:
     >>> from raterstats.simulate_comparisons import simulate_comparisons
     >>> from raterstats.models.comparisons.rankings_data import prepare_rankings
     >>> d = prepare_rankings(simulate_comparisons(kind="rankings", n_systems=4, n_raters=3,
-    ...                      n_llm_judges=1, n_comparisons=9, random_seed=1).comparisons)
+    ...                      n_llm_judges=1, n_comparisons=40, random_seed=1).comparisons)
     >>> {k: (s.start, s.stop) for k, s in block_slices(d).items()}  # doctest: +NORMALIZE_WHITESPACE
     {'log_sigma_theta': (0, 1), 'theta_free': (1, 4), 'log_sigma_log_alpha': (4, 5),
      'log_alpha_free': (5, 8), 'judge_log_alpha': (8, 9)}

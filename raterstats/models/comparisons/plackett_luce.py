@@ -116,9 +116,9 @@ class PlackettLuce(Model):
     >>> dt = PlackettLuce().fit(sim.comparisons, method="map", random_seed=1)
     >>> dt.posterior["theta"].dims
     ('chain', 'draw', 'dimension', 'system')
-    >>> order = dt.posterior["theta"].isel(chain=0, draw=0, dimension=0).argsort().values
-    >>> (order == sim.truth["theta"].isel(dimension=0).argsort().values).all()
-    np.True_
+    >>> est = dt.posterior["theta"].isel(chain=0, draw=0, dimension=0).values
+    >>> bool(np.corrcoef(est, sim.truth["theta"].isel(dimension=0).values)[0, 1] > 0.9)
+    True
     """
 
     name = "plackett_luce"
@@ -424,7 +424,7 @@ class PlackettLuce(Model):
         ``alpha_low``, ``alpha_high``; equal-tailed ``ci_prob`` intervals), with
         ``rater_kind``, whether the rater is pooled and its number of rankings. ``alpha``
         near 0: the rater's rankings barely follow the systems' strengths."""
-        alpha = dt["posterior"]["alpha"]
+        alpha = dt["posterior"].to_dataset()["alpha"]
         summ = summarize_draws(alpha, ci_prob)
         const = dt["constant_data"].to_dataset()
         out = xr.Dataset(

@@ -150,8 +150,8 @@ def prepare_rankings(comparisons: object, *, ties: str = "breslow") -> RankingsD
     >>> c = simulate_comparisons(kind="rankings", n_systems=4, n_raters=3,
     ...                          n_comparisons=5, ranking_size=3, random_seed=1).comparisons
     >>> d = prepare_rankings(c)
-    >>> d.n_rankings, d.n_entries, d.n_groups, d.pooled.all()
-    (5, 15, 15, np.True_)
+    >>> d.n_rankings, d.n_entries, d.n_groups, bool(d.pooled.all())
+    (5, 15, 15, True)
     """
     if ties not in TIES:
         raise RankingsInputError(f"ties must be one of {TIES}, not {ties!r}")
