@@ -419,6 +419,12 @@ def annotation_budget(
     correct (``p_correct_majority``, ``p_correct_model``) and Cohen's kappa of the model's
     label with the truth as ``reliability``, by simulation from the posterior.
 
+    This projects other sizes of the fitted rating designs. To compare kinds of judgment
+    (absolute ratings against pairwise comparisons or rankings of the same systems, at a
+    declared cost per judgment), use
+    :func:`~raterstats.design.kinds.compare_design_kinds`, which simulates every kind from
+    one declared truth; :func:`cheapest_design` reads both results.
+
     Parameters
     ----------
     dt : xr.DataTree
@@ -606,7 +612,13 @@ def cheapest_design(
     *,
     target: float,
     on: Literal[
-        "reliability", "p_recovered", "expected_tau", "p_correct_majority", "p_correct_model"
+        "reliability",
+        "p_recovered",
+        "expected_tau",
+        "p_correct_majority",
+        "p_correct_model",
+        "p_best_first",
+        "mean_tau",
     ] = "reliability",
 ) -> pl.DataFrame:
     """The cheapest design point of :func:`annotation_budget` that reaches ``target`` on
@@ -616,6 +628,11 @@ def cheapest_design(
     criterion, target, value, cost_hours``; dimensions without a design that reaches the
     target are left out. ``on`` is ``reliability``, ``p_recovered`` or ``expected_tau``;
     for a budget of a categorical fit also ``p_correct_majority`` or ``p_correct_model``.
+
+    A result of :func:`~raterstats.design.kinds.compare_design_kinds` (absolute ratings,
+    pairs and rankings compared) goes to :func:`~raterstats.design.kinds.cheapest_kind`:
+    ``on`` is then ``p_recovered``, ``p_best_first`` or ``mean_tau``, and the one row (or
+    none) has columns ``design, kind, size, criterion, target, value, rater_hours``.
 
     Examples
     --------
@@ -628,6 +645,10 @@ def cheapest_design(
     >>> cheapest_design(b, target=0.75)["n_raters"].to_list()
     [2, 1, 2]
     """
+    from raterstats.design.kinds import KINDS_ANALYSIS, cheapest_kind  # it imports this module
+
+    if budget.attrs.get("analysis") == KINDS_ANALYSIS:
+        return cheapest_kind(budget, target=target, on=on)
     if on not in budget:
         raise ValueError(f"cheapest_design: {on!r} is not in the budget result")
     val = budget[on]
