@@ -302,7 +302,9 @@ def simulate_ranking_task(task: dict[str, Any]) -> tuple[int, np.ndarray, np.nda
     return task["id"], rec, taus
 
 
-def make_executor(*, max_workers: int | None, client: Any) -> Executor | None:
+def make_executor(
+    *, max_workers: int | None, client: Any, start_method: str | None = None
+) -> Executor | None:
     """The executor of :func:`run_tasks` when none is given.
 
     Parameters
@@ -311,6 +313,10 @@ def make_executor(*, max_workers: int | None, client: Any) -> Executor | None:
         Local worker processes (``None``: one per core).
     client : dask.distributed.Client, optional
         A Dask client: its ``get_executor()`` wins over ``max_workers``.
+    start_method : str, optional
+        How local workers start (:mod:`multiprocessing`: ``"spawn"``, ``"forkserver"``,
+        ``"fork"``); default the platform's. Tasks that use polars need ``"spawn"``: a
+        forked copy of a process whose polars threads hold locks can hang.
 
     Returns
     -------
@@ -334,7 +340,13 @@ def make_executor(*, max_workers: int | None, client: Any) -> Executor | None:
     workers = (os.cpu_count() or 1) if max_workers is None else int(max_workers)
     if workers <= 1:
         return None
-    return ProcessPoolExecutor(max_workers=workers)
+    if start_method is None:
+        return ProcessPoolExecutor(max_workers=workers)
+    import multiprocessing
+
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context(start_method)
+    )
 
 
 def run_tasks(
@@ -344,6 +356,7 @@ def run_tasks(
     max_workers: int | None,
     executor: Executor | None,
     client: Any,
+    start_method: str | None = None,
 ) -> list[Any]:
     """``fn`` over ``tasks``, results in the order of ``tasks``: on ``executor``, on the
     Dask ``client``, on ``max_workers`` local processes (:func:`make_executor`, shut down
@@ -361,6 +374,8 @@ def run_tasks(
         Run on this executor (left open).
     client : dask.distributed.Client, optional
         Run on ``client.get_executor()``.
+    start_method : str, optional
+        How local worker processes start (see :func:`make_executor`).
 
     Returns
     -------
@@ -375,7 +390,7 @@ def run_tasks(
     own = None
     ex = executor
     if ex is None:
-        ex = own = make_executor(max_workers=max_workers, client=client)
+        ex = own = make_executor(max_workers=max_workers, client=client, start_method=start_method)
     try:
         return list(ex.map(fn, tasks)) if ex is not None else [fn(t) for t in tasks]
     finally:

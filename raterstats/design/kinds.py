@@ -376,7 +376,7 @@ def compare_design_kinds(
     estimators: Mapping[str, Estimator] | None = None,
     ci_prob: float | None = None,
     random_seed: int = D.RANDOM_SEED,
-    max_workers: int | None = None,
+    max_workers: int | None = 1,
     executor: Executor | None = None,
     client: Any = None,
 ) -> xr.Dataset:
@@ -422,9 +422,13 @@ def compare_design_kinds(
         Seed; every replicate has its own stream, so results do not depend on the
         executor.
     max_workers, executor, client
-        Where the replicates run (:func:`~raterstats.design.budget.run_tasks`): local
-        processes (default one per core; 1 runs here), a ``concurrent.futures``
-        executor, or a Dask client.
+        Where the replicates run (:func:`~raterstats.design.budget.run_tasks`): here
+        (``max_workers=1``, the default), on local processes (``max_workers`` of them,
+        ``None`` one per core), on a ``concurrent.futures`` executor, or on a Dask
+        client. Local processes start by ``"spawn"`` (the replicates use polars, which a
+        forked process can hang on): given estimators must then be importable functions
+        (not defined in a notebook or in ``__main__``) and a script must call this under
+        ``if __name__ == "__main__":``.
 
     Returns
     -------
@@ -504,7 +508,12 @@ def compare_design_kinds(
         for start in range(0, n_replicates, _CHUNK)
     ]
     results = run_tasks(
-        kinds_replicates_task, tasks, max_workers=max_workers, executor=executor, client=client
+        kinds_replicates_task,
+        tasks,
+        max_workers=max_workers,
+        executor=executor,
+        client=client,
+        start_method="spawn",  # the tasks use polars, which a forked worker can hang on
     )
     metrics = np.zeros((len(opts), n_replicates, 4))
     flagged: dict[str, list[str]] = {}
