@@ -67,6 +67,10 @@ def flagged_mean(r: Ratings) -> xr.DataArray:
     return out
 
 
+def broken(r: Ratings) -> xr.DataArray:
+    raise KeyError("no such column")
+
+
 def two_dims(r: Ratings) -> xr.DataArray:
     return mean_rating_scores(r).expand_dims(other=2)
 
@@ -393,6 +397,11 @@ def test_unscored_systems_and_fit_warnings_are_reported() -> None:
             [DesignOption("absolute", 2, 1)],
             {"estimators": {"absolute": lambda r: 1.0}},
             "not an xr.DataArray",
+        ),
+        (
+            [DesignOption("absolute", 2, 1)],
+            {"estimators": {"absolute": broken}},
+            "design absolute x2, replicate 1: the estimator failed \\(KeyError",
         ),
     ],
 )

@@ -328,7 +328,14 @@ def kinds_replicates_task(task: dict[str, Any]) -> tuple[int, int, np.ndarray, l
     for k, seed in enumerate(task["seeds"]):
         study = simulate_kinds(**task["settings"], random_seed=int(seed))
         what = f"compare_design_kinds, design {visible(task['label'])}"
-        scores, warn = _aligned(task["estimator"](study.table(task["kind"])), task["systems"], what)
+        try:
+            raw = task["estimator"](study.table(task["kind"]))
+        except Exception as err:
+            raise ValueError(
+                f"{what}, replicate {task['start'] + k + 1}: the estimator failed "
+                f"({type(err).__name__}: {err})"
+            ) from err
+        scores, warn = _aligned(raw, task["systems"], what)
         if warn:
             flagged.append(warn)
         rec, first, tau = replicate_metrics(task["theta"], scores)
