@@ -15,6 +15,7 @@ from raterstats.models.base import (
     models_answering,
     registered_models,
 )
+from raterstats.models.comparisons import BradleyTerry
 from raterstats.models.latent_class import MACE, DawidSkene
 from raterstats.models.length_effect import LengthEffect
 from raterstats.models.ordinal import OrdinalRaters
@@ -22,6 +23,7 @@ from raterstats.models.priors import Prior
 
 __all__ = [
     "FIT_ATTRS",
+    "BradleyTerry",
     "MACE",
     "POST_FIT_QUESTIONS",
     "DawidSkene",
