@@ -23,9 +23,9 @@ from raterstats.models.priors import Prior
 
 __all__ = [
     "FIT_ATTRS",
-    "BradleyTerry",
     "MACE",
     "POST_FIT_QUESTIONS",
+    "BradleyTerry",
     "DawidSkene",
     "LengthEffect",
     "Method",

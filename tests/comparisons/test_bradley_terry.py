@@ -5,6 +5,9 @@ bad input is refused with a clear message."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
@@ -32,11 +35,14 @@ FAMILIES = {
     "symmetric": ({"max_grade": 2}, {}),
     "free": ({"max_grade": 3}, {"cutpoints": "free"}),
 }
+# the families again with centred strengths (the others run non-centred on these data)
+VARIANTS = [(f, False) for f in FAMILIES] + [("davidson", True), ("free", True)]
 
 
 def _sim(family: str, **kw):
     sim_kw, _ = FAMILIES[family]
-    base = dict(n_systems=5, n_raters=4, n_llm_judges=1, n_comparisons=240, n_dimensions=2)
+    base = {"n_systems": 5, "n_raters": 4, "n_llm_judges": 1, "n_comparisons": 240,
+            "n_dimensions": 2}  # fmt: skip
     return simulate_comparisons(**{**base, **sim_kw, **kw, "random_seed": 4})
 
 
@@ -55,14 +61,14 @@ def test_kernel_source_hash_is_current():
     assert kernel_source_sha256() == KERNEL_SOURCE_SHA256
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
-def test_compiled_density_equals_reference_and_finite_differences(family):
-    model = BradleyTerry(**FAMILIES[family][1])
+@pytest.mark.parametrize(("family", "centred"), VARIANTS)
+def test_compiled_density_equals_reference_and_finite_differences(family, centred):
+    model = BradleyTerry(**FAMILIES[family][1], centred=centred)
     data = model.prepare(_unrecorded_order(_sim(family).comparisons))
     assert data.mode == family
     assert set(data.obs_s.tolist()) == {-1, 0, 1}
     dens = model.density(data)
-    lay, prior = bt_layout(data), prior_constants(model.priors)
+    lay, prior = bt_layout(data, centred=centred), prior_constants(model.priors)
     rng = np.random.default_rng(5)
     for _ in range(3):
         x = dens.initial_point(rng) + rng.normal(0, 0.5, dens.ndim)
@@ -76,13 +82,13 @@ def test_compiled_density_equals_reference_and_finite_differences(family):
         np.testing.assert_allclose(g, num, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("family", list(FAMILIES))
-def test_compiled_density_equals_the_pymc_model(family):
-    model = BradleyTerry(**FAMILIES[family][1])
+@pytest.mark.parametrize(("family", "centred"), VARIANTS)
+def test_compiled_density_equals_the_pymc_model(family, centred):
+    model = BradleyTerry(**FAMILIES[family][1], centred=centred)
     data = model.prepare(_unrecorded_order(_sim(family).comparisons))
     pm_model = model.build_model(data)
     dens = model.density(data)
-    lay = bt_layout(data)
+    lay = bt_layout(data, centred=centred)
     logp, dlogp = pm_model.compile_logp(), pm_model.compile_dlogp()
     order = [v.name for v in pm_model.value_vars]
     rng = np.random.default_rng(6)
@@ -100,7 +106,7 @@ def test_compiled_density_equals_the_pymc_model(family):
             pos += n
         np.testing.assert_allclose(g, mine, rtol=1e-7, atol=1e-7)
     assert np.ptp(diffs) < 1e-7  # the same density up to a constant
-    assert [b for b in BLOCKS if lay.block(b).stop > lay.block(b).start][0] == "theta_z"
+    assert next(b for b in BLOCKS if lay.block(b).stop > lay.block(b).start) == "theta_z"
 
 
 def test_map_recovers_the_strengths_and_the_llm_position_bias():
@@ -108,7 +114,9 @@ def test_map_recovers_the_strengths_and_the_llm_position_bias():
         n_systems=10, n_raters=15, n_llm_judges=1, n_comparisons=6000, llm_bias=0.8,
         random_seed=11,
     )  # fmt: skip
-    dt = BradleyTerry().fit(sim.comparisons, method="map", random_seed=1)
+    model = BradleyTerry()
+    assert model.is_centred(model.prepare(sim.comparisons))  # about 1,200 judgments a system
+    dt = model.fit(sim.comparisons, method="map", random_seed=1)
     assert bool(dt["sample_stats"]["converged"].item())
     assert dt.attrs["logp_backend"] == "compiled"
     post, truth = dt.posterior, sim.truth
@@ -228,3 +236,24 @@ def test_errors_name_the_problem():
         BradleyTerry(ties="maybe")
     with pytest.raises(ValueError, match="cutpoints must be"):
         BradleyTerry(cutpoints="loose")
+
+
+def test_card_front_matter_matches_the_code():
+    yaml = pytest.importorskip("yaml", reason="PyYAML reads the cards' front matter")
+    folder = Path(__file__).resolve().parents[2] / "models" / "bradley_terry"
+    _, head, _ = (folder / "card.md").read_text().split("---", 2)
+    fm = yaml.safe_load(head)
+    assert fm["model"] == BradleyTerry.name
+    assert fm["priors"] == {k: p.to_dict() for k, p in BradleyTerry.default_priors.items()}
+    assert fm["options"] == BradleyTerry.default_options
+    assert tuple(fm["methods"]) == BradleyTerry.methods
+    names: set[str] = set()
+    for family, (_, opts) in FAMILIES.items():
+        model = BradleyTerry(**opts)
+        data = model.prepare(_sim(family).comparisons)
+        names |= set(model.density(data).var_shapes) | set(model.build_model(data).named_vars)
+    assert set(fm["parameters"]) <= names
+    assert set(fm["priors"]) <= set(BradleyTerry.default_priors)
+    ref = json.loads((folder / "reference.json").read_text())
+    assert ref["settings"]["model"] == BradleyTerry.name
+    assert ref["diagnostics"]["divergences"] == 0

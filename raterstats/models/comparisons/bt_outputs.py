@@ -96,9 +96,7 @@ def judgment_loglik_draws(post: xr.Dataset, data: PairsData) -> xr.Dataset:
     )
 
 
-def replicated_outcomes(
-    post: xr.Dataset, data: PairsData, rng: np.random.Generator
-) -> xr.Dataset:
+def replicated_outcomes(post: xr.Dataset, data: PairsData, rng: np.random.Generator) -> xr.Dataset:
     """One replicated outcome ``-K..K`` per judgment and draw."""
     n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
     out = np.empty((n_chain * n_draw, data.n_obs), dtype=np.int8)
@@ -151,7 +149,7 @@ def strength_rater_summary(dt: xr.DataTree, *, ci_prob: float) -> xr.Dataset:
 def strength_score_draws(dt: xr.DataTree) -> xr.DataArray:
     """Draws of the strengths ``theta`` (chain, draw, dimension, system) with
     ``attrs["source"]``."""
-    th = dt["posterior"]["theta"]
+    th = dt["posterior"].to_dataset()["theta"]
     draws = th.transpose("chain", "draw", S.DIMENSION, S.SYSTEM).astype(float)
     draws = draws.assign_coords(
         {

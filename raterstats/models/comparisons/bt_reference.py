@@ -15,6 +15,7 @@ pooled raters, ``J`` LLM judges, ``K`` the outcome scale's maximum grade):
 block                   length          meaning
 ======================  ==============  =====================================================
 ``theta_z``             ``D (M - 1)``   zero-sum coordinates of the standardised strengths
+                                        (of the strengths themselves when centred)
 ``log_theta_sd``        ``D``           log scale of the strengths per dimension
 ``log_alpha_z``         ``P``           standardised log-discriminations of pooled raters
 ``log_alpha_sd``        1               log of their spread (their mean is fixed at 0)
@@ -131,6 +132,7 @@ class BTLayout:
     n_out: int  # outcome parameters per dimension
     offsets: dict[str, int]
     ndim: int
+    centred: bool = False  # theta_z holds theta's own zero-sum coordinates
 
     def block(self, name: str) -> slice:
         """The slice of ``x`` that block ``name`` occupies."""
@@ -154,8 +156,10 @@ BLOCKS = (
 )
 
 
-def bt_layout(data: PairsData) -> BTLayout:
-    """The :class:`BTLayout` of these data."""
+def bt_layout(data: PairsData, *, centred: bool = False) -> BTLayout:
+    """The :class:`BTLayout` of these data (``centred``: the strengths' block holds the
+    zero-sum coordinates of ``theta`` itself, with a zero-sum normal prior of scale
+    ``theta_sd``, instead of those of ``theta / theta_sd``)."""
     D, M = len(data.dimensions), len(data.systems)
     P, J = int(data.pooled.sum()), int((~data.pooled).sum())
     K = data.max_grade
@@ -165,7 +169,7 @@ def bt_layout(data: PairsData) -> BTLayout:
     for name, n in zip(BLOCKS, sizes, strict=True):
         offsets[name] = o
         o += n
-    return BTLayout(D, M, P, J, n_out, offsets, o)
+    return BTLayout(D, M, P, J, n_out, offsets, o, centred)
 
 
 def _log_sigmoid(v: np.ndarray) -> np.ndarray:
@@ -177,8 +181,10 @@ def constrained_values(x: np.ndarray, lay: BTLayout, data: PairsData) -> dict[st
     D, M, P, J = lay.n_dim, lay.n_sys, lay.n_pooled, lay.n_judge
     x = np.asarray(x, dtype=float)
     tz = x[lay.block("theta_z")].reshape(D, M - 1)
-    theta_z = zero_sum_extend_np(tz.T).T
     theta_sd = np.exp(x[lay.block("log_theta_sd")])
+    theta_z = zero_sum_extend_np(tz.T).T
+    if lay.centred:
+        theta_z = theta_z / theta_sd[:, None]
     za = x[lay.block("log_alpha_z")]
     alpha_sd = float(np.exp(x[lay.offsets["log_alpha_sd"]]))
     zb = x[lay.block("beta_z")]
@@ -272,9 +278,7 @@ def judgment_log_likelihood(
     return _log_sigmoid(hi) + _log_sigmoid(-lo) + np.log(-np.expm1(-gap))
 
 
-def log_density(
-    x: np.ndarray, lay: BTLayout, data: PairsData, prior: np.ndarray
-) -> float:
+def log_density(x: np.ndarray, lay: BTLayout, data: PairsData, prior: np.ndarray) -> float:
     """The log density (up to a constant) at the unconstrained ``x``: priors with the
     log-Jacobians of the transforms, plus the log-likelihood of every judgment (the
     reference the compiled kernel is tested against)."""
@@ -288,8 +292,13 @@ def log_density(
     def half_normal_log(log_sigma: np.ndarray, s: float) -> float:
         return float(np.sum(-0.5 * (np.exp(log_sigma) / s) ** 2 + log_sigma))
 
-    lp = normal(x[lay.block("theta_z")], 0.0, 1.0)
-    lp += half_normal_log(x[lay.block("log_theta_sd")], s_t)
+    lp = half_normal_log(x[lay.block("log_theta_sd")], s_t)
+    tz = x[lay.block("theta_z")].reshape(lay.n_dim, lay.n_sys - 1)
+    if lay.centred:
+        sd = np.exp(x[lay.block("log_theta_sd")])
+        lp += float(np.sum(-0.5 * (tz / sd[:, None]) ** 2) - (lay.n_sys - 1) * np.log(sd).sum())
+    else:
+        lp += normal(tz, 0.0, 1.0)
     lp += normal(x[lay.block("log_alpha_z")], 0.0, 1.0)
     lp += half_normal_log(x[lay.block("log_alpha_sd")], s_a)
     lp += normal(x[lay.block("beta_z")], 0.0, 1.0)
@@ -318,8 +327,9 @@ def pymc_point(x: np.ndarray, lay: BTLayout, data: PairsData) -> dict[str, np.nd
     """The PyMC model's value variables (unconstrained, by name) at ``x``, so that the
     PyMC log density and its gradient can be compared with the compiled density's."""
     D, M = lay.n_dim, lay.n_sys
+    theta_name = "theta_zerosum__" if lay.centred else "theta_z_zerosum__"
     pt: dict[str, Any] = {
-        "theta_z_zerosum__": x[lay.block("theta_z")].reshape(D, M - 1),
+        theta_name: x[lay.block("theta_z")].reshape(D, M - 1),
         "theta_sd_log__": x[lay.block("log_theta_sd")],
         "log_alpha_z": x[lay.block("log_alpha_z")],
         "alpha_sd_log__": np.asarray(x[lay.offsets["log_alpha_sd"]]),
@@ -344,6 +354,7 @@ def pymc_block(name: str) -> str:
     """The block of ``x`` (:data:`BLOCKS`) that a PyMC value variable holds."""
     return {
         "theta_z_zerosum__": "theta_z",
+        "theta_zerosum__": "theta_z",
         "theta_sd_log__": "log_theta_sd",
         "log_alpha_z": "log_alpha_z",
         "alpha_sd_log__": "log_alpha_sd",

@@ -69,7 +69,8 @@ class BTInt(IntEnum):
     O_JUDGE_BETA = 16
     O_OUTCOME = 17
     NDIM = 18
-    BODY = 19
+    CENTRED = 19  #: 1: the theta block holds theta itself (centred), 0: theta / theta_sd
+    BODY = 20
 
 
 def pack_bt(
@@ -78,22 +79,28 @@ def pack_bt(
     ndim: int,
     obs: tuple[np.ndarray, ...],
     pooled: np.ndarray,
+    centred: bool = False,
 ) -> np.ndarray:
     """The packed integer array: ``sizes`` (N, D, M, R, P, J, K, mode), the 10 block
-    offsets, ``ndim``, the six per-judgment arrays ``obs`` and the raters' pooling.
+    offsets, ``ndim``, whether the strengths are centred, the six per-judgment arrays
+    ``obs`` and the raters' pooling.
 
     Examples
     --------
     >>> ints = pack_bt((1, 1, 2, 1, 1, 0, 1, 0), tuple(range(10)), 4,
     ...                tuple(np.zeros(1, np.int64) for _ in range(6)), np.array([True]))
     >>> int(ints[BTInt.NDIM]), ints.size
-    4 27
+    (4, 28)
     """
     pooled = np.asarray(pooled, bool)
     pos = np.empty(pooled.size, np.int64)
     pos[pooled] = np.arange(int(pooled.sum()))
     pos[~pooled] = np.arange(int((~pooled).sum()))
-    parts = [np.asarray(sizes, np.int64), np.asarray(offsets, np.int64), np.array([ndim])]
+    parts = [
+        np.asarray(sizes, np.int64),
+        np.asarray(offsets, np.int64),
+        np.array([ndim, int(centred)]),
+    ]
     parts += [np.asarray(a, np.int64) for a in obs]
     parts += [pooled.astype(np.int64), pos]
     return np.ascontiguousarray(np.concatenate(parts), dtype=np.int64)
@@ -128,6 +135,7 @@ def bt_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, prior: np.nd
         ints[BTInt.O_JUDGE_BETA],
         ints[BTInt.O_OUTCOME],
     )
+    centred = ints[BTInt.CENTRED]
     b0 = BTInt.BODY
     obs_d = ints[b0 : b0 + N]
     obs_a = ints[b0 + N : b0 + 2 * N]
@@ -140,12 +148,13 @@ def bt_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, prior: np.nd
     for t in range(grad.size):
         grad[t] = 0.0
     total = 0.0
-    # standard normal coordinates: theta_z, log_alpha_z, beta_z
-    for lo, hi in ((o_tz, o_lts), (o_za, o_las), (o_zb, o_bm)):
+    # standard normal coordinates: log_alpha_z, beta_z (and theta_z, non-centred)
+    for lo, hi in ((o_za, o_las), (o_zb, o_bm)):
         for t in range(lo, hi):
             total -= 0.5 * x[t] * x[t]
             grad[t] -= x[t]
-    # strengths: theta[d] = theta_sd[d] * zero_sum_extend(z[d])
+    # strengths: theta[d] = theta_sd[d] * zero_sum_extend(z[d]) (non-centred), or
+    # theta[d] = zero_sum_extend(x[d]) with a zero-sum normal prior of scale theta_sd[d]
     m1 = M - 1
     rn = math.sqrt(M)
     theta = np.empty((D, M))
@@ -159,12 +168,24 @@ def bt_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, prior: np.nd
         tsd[d] = s
         o = o_tz + d * m1
         tot = 0.0
+        ss = 0.0
         for k in range(m1):
             tot += x[o + k]
+            ss += x[o + k] * x[o + k]
+        if centred:
+            total += -0.5 * ss / (s * s) - m1 * lsd
+            grad[o_lts + d] += ss / (s * s) - m1
+            for k in range(m1):
+                grad[o + k] -= x[o + k] / (s * s)
+        else:
+            total -= 0.5 * ss
+            for k in range(m1):
+                grad[o + k] -= x[o + k]
+        scale = 1.0 if centred else s
         norm = tot / (rn + M)
         for k in range(m1):
-            theta[d, k] = s * (x[o + k] - norm)
-        theta[d, M - 1] = -s * tot / rn
+            theta[d, k] = scale * (x[o + k] - norm)
+        theta[d, M - 1] = -scale * tot / rn
     # raters
     sa = math.exp(x[o_las])
     r = sa / prior[1]
@@ -301,7 +322,7 @@ def bt_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, prior: np.nd
     # chain rule back to x: strengths
     for d in range(D):
         o = o_tz + d * m1
-        s = tsd[d]
+        s = 1.0 if centred else tsd[d]
         dls = 0.0
         tot = 0.0
         for m in range(M):
@@ -311,7 +332,8 @@ def bt_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, prior: np.nd
         last = dtheta[d, M - 1] * s
         for k in range(m1):
             grad[o + k] += dtheta[d, k] * s - tot / (rn + M) - last / rn
-        grad[o_lts + d] += dls
+        if not centred:
+            grad[o_lts + d] += dls
     # raters
     for j in range(R):
         p = rpos[j]

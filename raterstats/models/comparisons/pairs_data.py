@@ -220,8 +220,8 @@ def prepare_pairs(
         pos = {v: i for i, v in enumerate(ids)}
         return np.array([pos[v] for v in frame[col].to_list()], dtype=np.int64)
 
-    shown = frame[SHOWN_FIRST].to_list()
-    s = np.array([1 if v == "a" else (-1 if v == "b" else 0) for v in shown], dtype=np.int64)
+    order = frame[SHOWN_FIRST].to_list()
+    s = np.array([1 if v == "a" else (-1 if v == "b" else 0) for v in order], dtype=np.int64)
     return PairsData(
         frame=frame,
         mode=mode,
