@@ -16,7 +16,14 @@ from raterstats.comparisons import Comparisons, ComparisonsSummary
 from raterstats.comparisons_ingest import read_comparisons
 from raterstats.exports import read_label_studio, read_mturk, read_survey
 from raterstats.ingest import Problem, RatingsError, read_ratings
-from raterstats.models import MACE, DawidSkene, LengthEffect, OrdinalRaters, PlackettLuce
+from raterstats.models import (
+    MACE,
+    BradleyTerry,
+    DawidSkene,
+    LengthEffect,
+    OrdinalRaters,
+    PlackettLuce,
+)
 from raterstats.posterior import gold_check, item_labels, item_posterior, rater_summary
 from raterstats.ratings import Exclusion, Ratings, RatingsSummary, concat_ratings
 from raterstats.report import methods_paragraph, report  # eager: the module shares a name
@@ -78,6 +85,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "MACE",
     "AnalyzeOptions",
+    "BradleyTerry",
     "Collapse",
     "Comparisons",
     "ComparisonsSummary",

@@ -15,7 +15,7 @@ from raterstats.models.base import (
     models_answering,
     registered_models,
 )
-from raterstats.models.comparisons import PlackettLuce
+from raterstats.models.comparisons import BradleyTerry, PlackettLuce
 from raterstats.models.latent_class import MACE, DawidSkene
 from raterstats.models.length_effect import LengthEffect
 from raterstats.models.ordinal import OrdinalRaters
@@ -25,6 +25,7 @@ __all__ = [
     "FIT_ATTRS",
     "MACE",
     "POST_FIT_QUESTIONS",
+    "BradleyTerry",
     "DawidSkene",
     "LengthEffect",
     "Method",
