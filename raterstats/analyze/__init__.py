@@ -21,6 +21,7 @@ from raterstats.analyze.comparisons import (
     RATINGS_ONLY,
     analyze_comparisons,
     comparison_agreement_table,
+    comparison_statistics,
     plan_comparison_model,
 )
 from raterstats.analyze.context import Context, Fit, Progress, Section, SectionSkipped
@@ -49,6 +50,7 @@ __all__ = [
     "analyze_comparisons",
     "banners",
     "comparison_agreement_table",
+    "comparison_statistics",
     "fit_health",
     "health_lines",
     "label_distribution",

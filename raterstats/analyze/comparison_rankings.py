@@ -279,9 +279,11 @@ def rater_section(ctx: ComparisonContext) -> list[str]:
         ctx.comparisons.data[SHOWN_FIRST].is_not_null().any()
     )
     bias = known and "beta_mean" in frame.columns
+    n = "n_comparisons" if "n_comparisons" in frame.columns else None
     cols: list[Any] = [
         "rater",
         "rater_kind",
+        *([pl.col(n).alias("judgments")] if n else []),
         pl.struct("alpha_mean", "alpha_low", "alpha_high")
         .map_elements(
             lambda r: _interval(r["alpha_mean"], r["alpha_low"], r["alpha_high"], point),

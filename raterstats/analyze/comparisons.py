@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import polars as pl
 import xarray as xr
@@ -51,6 +51,26 @@ RATINGS_ONLY: dict[str, str] = {
     "judges": "LLM judges of ratings; LLM judges of comparisons are raters of the comparison "
     "model, in the rater reliability and position bias section",
 }
+
+
+def comparison_statistics(comparisons: Comparisons) -> list[str]:
+    """The agreement statistics of :func:`~raterstats.agreement.comparison_agreement` that
+    apply to the judgments: all of them for graded pairs; without the graded alpha for
+    a / b / tie outcomes and rankings.
+
+    Examples
+    --------
+    >>> from raterstats.simulate_comparisons import simulate_comparisons
+    >>> c = simulate_comparisons(n_systems=3, n_comparisons=30, random_seed=1).comparisons
+    >>> "krippendorff_alpha_ordinal" in comparison_statistics(c)
+    False
+    """
+    from raterstats.agreement import COMPARISON_AGREEMENT_STATISTICS
+
+    graded = comparisons.kind == "pairs" and comparisons.max_grade > 1
+    return [
+        s for s in COMPARISON_AGREEMENT_STATISTICS if graded or s != "krippendorff_alpha_ordinal"
+    ]
 
 
 def comparison_agreement_table(ds: xr.Dataset) -> pl.DataFrame:
@@ -170,9 +190,8 @@ def data_section(ctx: ComparisonContext) -> list[str]:
     ctx.folder.csv(summary.cells, "summary_cells.csv")
     ctx.folder.csv(summary.raters, "summary_raters.csv")
     ctx.folder.json(summary.to_dict(), "summary.json")
-    text = summary.to_markdown().replace("## Comparisons", "## Data summary", 1)
     return [
-        text.replace("\n### ", "\n### ", 1),
+        summary.to_markdown().replace("## Comparisons", "## Data summary", 1),
         "Per dimension: `pairs` compared of `possible_pairs`; `components` are the groups of "
         "systems linked by comparisons (above 1, strengths of different groups are not "
         "comparable); `tie_share`; `position_known_share` and `first_preferred_share` (among "
@@ -191,7 +210,11 @@ def agreement_section(ctx: ComparisonContext) -> list[str]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # every NaN carries its reason in the table
         ds = comparison_agreement(
-            ctx.comparisons, n_boot=o.n_boot, ci_prob=ctx.agreement_ci, random_seed=o.random_seed
+            ctx.comparisons,
+            statistics=comparison_statistics(ctx.comparisons),
+            n_boot=o.n_boot,
+            ci_prob=ctx.agreement_ci,
+            random_seed=o.random_seed,
         )
     if bool((ds["n_units_total"] - ds["n_units_single"] == 0).all()):
         raise NotApplicable(
@@ -362,6 +385,8 @@ def analyze_comparisons(
     ...                           n_boot=20))
     >>> res.sections, res.skipped["model"]
     (['data', 'agreement', 'rankings'], 'no model among the models asked (none)')
+    >>> res.skipped["ordinal"][:13]
+    'ratings only:'
     """
     from raterstats.analyze.run import AnalysisResult
     from raterstats.report import methods_paragraph
@@ -391,12 +416,14 @@ def analyze_comparisons(
             except NotApplicable as err:
                 reason = str(err)
         result.skipped[section.key] = reason
-    titles = {s.key: s.title for s in _sections()}
+    from raterstats.analyze.sections import SECTIONS
+
+    result.skipped.update({k: f"ratings only: {r}" for k, r in RATINGS_ONLY.items()})
+    titles = {s.key: s.title for s in SECTIONS} | {s.key: s.title for s in _sections()}
     skipped = [
         f"- **{escape_markdown(titles[k])}**: {escape_markdown(r)}."
         for k, r in result.skipped.items()
     ]
-    skipped += [f"- **{k}** (ratings only): {escape_markdown(r)}." for k, r in RATINGS_ONLY.items()]
     title = options.title or (
         "raterstats analysis"
         + (f" of {Path(comparisons.source).name}" if comparisons.source else "")
@@ -432,25 +459,14 @@ def analyze_comparisons(
     return result
 
 
-def analysis_kind(data: Any) -> str:
-    """``"comparisons"`` for :class:`~raterstats.Comparisons`, else ``"ratings"``.
-
-    Examples
-    --------
-    >>> analysis_kind(object())
-    'ratings'
-    """
-    return "comparisons" if isinstance(data, Comparisons) else "ratings"
-
-
 __all__ = [
     "COMPARISON_SECTIONS",
     "RATINGS_ONLY",
     "ComparisonContext",
     "ComparisonSection",
     "NotApplicable",
-    "analysis_kind",
     "analyze_comparisons",
     "comparison_agreement_table",
+    "comparison_statistics",
     "plan_comparison_model",
 ]

@@ -70,7 +70,8 @@ def check_model_data(cls: type[Model], kind: str | None, command: str) -> None:
             f"ratings: read the file with --comparisons {fits}",
             2,
         )
-    right = comparison_models()[kind].name
+    model = comparison_models()[kind]
+    right = model.cli_names[0] if model.cli_names else model.name
     what = "ratings" if fits is None else f"comparative judgments of kind {fits}"
     raise fail(
         f"{command}: the {cls.name} model fits {what}, and the file holds {kind}: fit "
@@ -113,10 +114,11 @@ def agreement_comparisons(
     """``comparison_agreement`` per dimension with bootstrap intervals, printed as a table;
     returns the table and the warnings it gave (for the command's stderr lines)."""
     from raterstats.agreement import COMPARISON_AGREEMENT_STATISTICS, comparison_agreement
-    from raterstats.analyze import comparison_agreement_table
+    from raterstats.analyze import comparison_agreement_table, comparison_statistics
 
     known = list(COMPARISON_AGREEMENT_STATISTICS)
-    chosen = [check_choice(s, known, "--statistic") for s in statistics or known]
+    asked = statistics or comparison_statistics(comparisons)  # those that apply, by default
+    chosen = [check_choice(s, known, "--statistic") for s in asked]
     with (
         spinner(f"agreement: {len(chosen)} statistics, {n_boot} bootstrap replicates"),
         warnings.catch_warnings(record=True) as caught,
