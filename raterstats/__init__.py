@@ -16,7 +16,7 @@ from raterstats.comparisons import Comparisons, ComparisonsSummary
 from raterstats.comparisons_ingest import read_comparisons
 from raterstats.exports import read_label_studio, read_mturk, read_survey
 from raterstats.ingest import Problem, RatingsError, read_ratings
-from raterstats.models import MACE, DawidSkene, LengthEffect, OrdinalRaters
+from raterstats.models import MACE, DawidSkene, LengthEffect, OrdinalRaters, PlackettLuce
 from raterstats.posterior import gold_check, item_labels, item_posterior, rater_summary
 from raterstats.ratings import Exclusion, Ratings, RatingsSummary, concat_ratings
 from raterstats.report import methods_paragraph, report  # eager: the module shares a name
@@ -84,6 +84,7 @@ __all__ = [
     "NominalScale",
     "OrdinalRaters",
     "OrdinalScale",
+    "PlackettLuce",
     "Problem",
     "Ratings",
     "RatingsError",

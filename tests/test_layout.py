@@ -84,6 +84,7 @@ LAYERS: dict[str, int] = {
 SUBPACKAGES = (
     "raterstats.models.latent_class",
     "raterstats.models.ordinal",
+    "raterstats.models.comparisons",
     "raterstats.design",
     "raterstats.analyze",
 )

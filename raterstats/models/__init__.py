@@ -15,6 +15,7 @@ from raterstats.models.base import (
     models_answering,
     registered_models,
 )
+from raterstats.models.comparisons import PlackettLuce
 from raterstats.models.latent_class import MACE, DawidSkene
 from raterstats.models.length_effect import LengthEffect
 from raterstats.models.ordinal import OrdinalRaters
@@ -30,6 +31,7 @@ __all__ = [
     "Model",
     "ModelInputError",
     "OrdinalRaters",
+    "PlackettLuce",
     "Prior",
     "data_fingerprint",
     "discover_models",

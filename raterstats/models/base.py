@@ -759,7 +759,7 @@ def model_class(name: str) -> type[Model]:
     >>> model_class("no_such_model")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: unknown model 'no_such_model'; known: dawid_skene, ..., ordinal_raters
+    ValueError: unknown model 'no_such_model'; known: ...dawid_skene, ..., ordinal_raters...
     """
     discover_models()
     key = _norm(name)
