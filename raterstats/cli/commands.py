@@ -504,15 +504,19 @@ def rank(
 
 
 def _comparison_fit(path: Any) -> bool:
-    """Whether ``path`` is a fit of comparative judgments (``False`` for no path)."""
+    """Whether ``path`` is a fit of comparative judgments (``False`` for no path, or a
+    file that is not a fit: the ratings path then says what is wrong, after its options)."""
+    import xarray as xr
+
     from raterstats.cli.comparison_commands import comparison_model
     from raterstats.models import model_class
 
-    if path is None:
+    if path is None or not Path(path).is_file():
         return False
     try:
-        cls = model_class(str(open_fit(Path(path)).attrs.get("model")))
-    except ValueError:
+        with xr.open_datatree(Path(path)) as dt:
+            cls = model_class(str(dt.attrs.get("model")))
+    except Exception:  # not a netCDF fit: open_fit says so on the ratings path
         return False
     return comparison_model(cls) is not None
 
