@@ -518,6 +518,8 @@ DATA_OPTIONS = (
     "study",
     "export",
     "separator",
+    "comparisons",
+    "graded",
 )
 
 

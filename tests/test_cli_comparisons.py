@@ -283,3 +283,11 @@ def test_fit_nuts_with_few_draws(tmp_path, files):
         "dimension": 1,
         "system": 3,
     }
+
+
+def test_labels_reads_ratings_only(tmp_path, files):
+    """issue 20: labels (item labels of ratings) refuses comparative judgments."""
+    code, _, err = run(
+        "labels", files["pairs"], "--comparisons", "pairs", "--out", tmp_path / "l.csv"
+    )
+    assert code == 2 and "this command reads ratings only" in err

@@ -517,6 +517,12 @@ def load_ratings(s: Study) -> Ratings:
     if s.data is None:
         raise fail("no ratings file: give one as the argument or as `data` in --study", 2)
     check_source(Path(s.data))
+    if s.comparisons is not None:
+        raise fail(
+            f"--comparisons {s.comparisons}: this command reads ratings only (comparative "
+            "judgments are read by validate, agreement, rank, fit and analyze)",
+            2,
+        )
     _no_comparison_roles(s)
     if s.collapse and s.collapse not in COLLAPSES:
         raise fail(
