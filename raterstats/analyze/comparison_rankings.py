@@ -216,7 +216,7 @@ def _bias_sentences(frame: pl.DataFrame, dt: xr.DataTree, ctx: ComparisonContext
 
     point = _point(dt)
     out = []
-    post = dt["posterior"]
+    post = dt["posterior"].to_dataset()
     if "beta_mean" in post.data_vars and not point:
         low, high = eti(post["beta_mean"], ctx.ci_prob, dim=("chain", "draw"))
         lo, hi, mean = float(low), float(high), float(post["beta_mean"].mean())

@@ -272,7 +272,7 @@ def model_section(ctx: ComparisonContext) -> list[str]:
     record_health(dt)
     ctx.fit = dt
     ctx.fits[cls.__name__] = dt
-    theta = interval_frame(dt["posterior"]["theta"], "strength", ctx.ci_prob)
+    theta = interval_frame(dt["posterior"].to_dataset()["theta"], "strength", ctx.ci_prob)
     ctx.folder.csv(theta.drop("quantity"), "model_strengths.csv")
     point = str(dt.attrs.get("method", "nuts")) in ("map", "em")
     tab = (

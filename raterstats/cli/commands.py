@@ -248,7 +248,7 @@ def agreement(
         from raterstats.cli.comparison_commands import agreement_comparisons, refuse
 
         refuse("agreement", {"--by": by or s.option("agreement", "by", None, None)})
-        table, caught = agreement_comparisons(
+        table, said = agreement_comparisons(
             load_comparisons(s),
             statistics=statistic or s.option("agreement", "statistics", None, None),
             n_boot=int(s.option("agreement", "n_boot", n_boot, N_BOOT)),
@@ -257,7 +257,7 @@ def agreement(
             as_json=as_json,
             csv=csv,
         )
-        for line in _agreement_messages(table, caught):
+        for line in _agreement_messages(table, said):
             typer.echo(line, err=True)
         return
     stats = list(statistic or s.option("agreement", "statistics", None, DEFAULT_STATISTICS))
@@ -367,6 +367,7 @@ def fit(
     """
     from raterstats.cli.comparison_commands import check_model_data, echo_fit, fit_model
     from raterstats.cli.labels_command import echo_gold, gold_report, model_spec
+    from raterstats.comparisons import Comparisons
     from raterstats.models import ModelInputError
 
     s = data.to_study()
@@ -396,7 +397,7 @@ def fit(
     health = fit_health(dt)
     info["health_lines"] = list(health.lines)
     # gold labels are a check unless --use-gold; comparative judgments have none
-    gold = gold_report(dt, ratings) if s.comparisons is None else None
+    gold = None if isinstance(ratings, Comparisons) else gold_report(dt, ratings)
     if gold is not None:
         info["gold_check"] = gold[1]
     if as_json:

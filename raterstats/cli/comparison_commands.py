@@ -164,7 +164,7 @@ def fit_model(model: str | None, kind: str | None) -> str | None:
     return comparison_models()[kind].name
 
 
-def echo_fit(info: dict[str, Any], health: Any, target: Path) -> None:
+def echo_fit(info: dict[Any, Any], health: Any, target: Path) -> None:
     """The lines ``fit`` prints about a fit (shared by ratings and comparisons)."""
     typer.echo(
         f"{info['model']} fitted by {info['method']} in {float(info['fit_seconds']):.1f} s; "
