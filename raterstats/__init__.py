@@ -32,9 +32,11 @@ from raterstats.version import __version__
 
 if TYPE_CHECKING:
     from raterstats.design import (
+        DesignOption,
         annotation_budget,
         cheapest_design,
         combine_schemes,
+        compare_design_kinds,
         compare_designs,
         partial_annotation,
         reliability_projection,
@@ -47,7 +49,9 @@ _LAZY = {
     "annotation_budget": "design",
     "cheapest_design": "design",
     "combine_schemes": "design",
+    "compare_design_kinds": "design",
     "compare_designs": "design",
+    "DesignOption": "design",
     "partial_annotation": "design",
     "reliability_projection": "design",
     "diagnose": "diagnostics",
@@ -78,6 +82,7 @@ __all__ = [
     "Comparisons",
     "ComparisonsSummary",
     "DawidSkene",
+    "DesignOption",
     "Exclusion",
     "IntervalScale",
     "LengthEffect",
@@ -97,6 +102,7 @@ __all__ = [
     "annotation_budget",
     "cheapest_design",
     "combine_schemes",
+    "compare_design_kinds",
     "compare_designs",
     "concat_ratings",
     "diagnose",

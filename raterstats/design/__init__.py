@@ -9,7 +9,10 @@ and :mod:`~raterstats.design.budget_sim` (budgets and partial annotation from MA
 Dawid-Skene fits, by simulation from the posterior), :mod:`~raterstats.design.judges` (LLM
 judges against experts), :mod:`~raterstats.design.subsampling` (rankings from fewer
 raters), :mod:`~raterstats.design.schemes` (schemes with different label sets as one
-table for a categorical fit). Code outside this package imports from here, never from its modules.
+table for a categorical fit), :mod:`~raterstats.design.kinds` (absolute ratings, pairs and
+rankings compared by simulation: which recovers the true ranking for the fewest hours;
+:mod:`~raterstats.design.kind_estimators`, its default estimators).
+Code outside this package imports from here, never from its modules.
 """
 
 from raterstats.design.budget import (
@@ -32,23 +35,41 @@ from raterstats.design.compare import (
     partial_annotation,
 )
 from raterstats.design.judges import judge_agreement, judge_vs_experts
+from raterstats.design.kind_estimators import (
+    bradley_terry_scores,
+    mean_rating_scores,
+    plackett_luce_scores,
+)
+from raterstats.design.kinds import (
+    DesignOption,
+    cheapest_kind,
+    compare_design_kinds,
+    kinds_table,
+)
 from raterstats.design.schemes import base_dimensions, combine_schemes
 from raterstats.design.subsampling import subsample_raters, subsampling_study
 
 __all__ = [
+    "DesignOption",
     "annotation_budget",
     "annotation_budget_categorical",
     "base_dimensions",
+    "bradley_terry_scores",
     "cell_confusion",
     "cheapest_design",
+    "cheapest_kind",
     "combine_schemes",
+    "compare_design_kinds",
     "compare_designs",
     "design_table",
     "intra_rater_by_design",
     "judge_agreement",
     "judge_vs_experts",
+    "kinds_table",
+    "mean_rating_scores",
     "partial_annotation",
     "partial_annotation_categorical",
+    "plackett_luce_scores",
     "rater_agreement_draws",
     "rating_costs",
     "reliability_projection",

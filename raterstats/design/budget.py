@@ -302,7 +302,9 @@ def simulate_ranking_task(task: dict[str, Any]) -> tuple[int, np.ndarray, np.nda
     return task["id"], rec, taus
 
 
-def make_executor(*, max_workers: int | None, client: Any) -> Executor | None:
+def make_executor(
+    *, max_workers: int | None, client: Any, start_method: str | None = None
+) -> Executor | None:
     """The executor of :func:`run_tasks` when none is given.
 
     Parameters
@@ -311,6 +313,10 @@ def make_executor(*, max_workers: int | None, client: Any) -> Executor | None:
         Local worker processes (``None``: one per core).
     client : dask.distributed.Client, optional
         A Dask client: its ``get_executor()`` wins over ``max_workers``.
+    start_method : str, optional
+        How local workers start (:mod:`multiprocessing`: ``"spawn"``, ``"forkserver"``,
+        ``"fork"``); default the platform's. Tasks that use polars need ``"spawn"``: a
+        forked copy of a process whose polars threads hold locks can hang.
 
     Returns
     -------
@@ -334,7 +340,13 @@ def make_executor(*, max_workers: int | None, client: Any) -> Executor | None:
     workers = (os.cpu_count() or 1) if max_workers is None else int(max_workers)
     if workers <= 1:
         return None
-    return ProcessPoolExecutor(max_workers=workers)
+    if start_method is None:
+        return ProcessPoolExecutor(max_workers=workers)
+    import multiprocessing
+
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context(start_method)
+    )
 
 
 def run_tasks(
@@ -344,6 +356,7 @@ def run_tasks(
     max_workers: int | None,
     executor: Executor | None,
     client: Any,
+    start_method: str | None = None,
 ) -> list[Any]:
     """``fn`` over ``tasks``, results in the order of ``tasks``: on ``executor``, on the
     Dask ``client``, on ``max_workers`` local processes (:func:`make_executor`, shut down
@@ -361,6 +374,8 @@ def run_tasks(
         Run on this executor (left open).
     client : dask.distributed.Client, optional
         Run on ``client.get_executor()``.
+    start_method : str, optional
+        How local worker processes start (see :func:`make_executor`).
 
     Returns
     -------
@@ -375,7 +390,7 @@ def run_tasks(
     own = None
     ex = executor
     if ex is None:
-        ex = own = make_executor(max_workers=max_workers, client=client)
+        ex = own = make_executor(max_workers=max_workers, client=client, start_method=start_method)
     try:
         return list(ex.map(fn, tasks)) if ex is not None else [fn(t) for t in tasks]
     finally:
@@ -418,6 +433,12 @@ def annotation_budget(
     dims, with the probability that the majority-vote and the model's label of a unit are
     correct (``p_correct_majority``, ``p_correct_model``) and Cohen's kappa of the model's
     label with the truth as ``reliability``, by simulation from the posterior.
+
+    This projects other sizes of the fitted rating designs. To compare kinds of judgment
+    (absolute ratings against pairwise comparisons or rankings of the same systems, at a
+    declared cost per judgment), use
+    :func:`~raterstats.design.kinds.compare_design_kinds`, which simulates every kind from
+    one declared truth; :func:`cheapest_design` reads both results.
 
     Parameters
     ----------
@@ -606,7 +627,13 @@ def cheapest_design(
     *,
     target: float,
     on: Literal[
-        "reliability", "p_recovered", "expected_tau", "p_correct_majority", "p_correct_model"
+        "reliability",
+        "p_recovered",
+        "expected_tau",
+        "p_correct_majority",
+        "p_correct_model",
+        "p_best_first",
+        "mean_tau",
     ] = "reliability",
 ) -> pl.DataFrame:
     """The cheapest design point of :func:`annotation_budget` that reaches ``target`` on
@@ -616,6 +643,11 @@ def cheapest_design(
     criterion, target, value, cost_hours``; dimensions without a design that reaches the
     target are left out. ``on`` is ``reliability``, ``p_recovered`` or ``expected_tau``;
     for a budget of a categorical fit also ``p_correct_majority`` or ``p_correct_model``.
+
+    A result of :func:`~raterstats.design.kinds.compare_design_kinds` (absolute ratings,
+    pairs and rankings compared) goes to :func:`~raterstats.design.kinds.cheapest_kind`:
+    ``on`` is then ``p_recovered``, ``p_best_first`` or ``mean_tau``, and the one row (or
+    none) has columns ``design, kind, size, criterion, target, value, rater_hours``.
 
     Examples
     --------
@@ -628,6 +660,10 @@ def cheapest_design(
     >>> cheapest_design(b, target=0.75)["n_raters"].to_list()
     [2, 1, 2]
     """
+    from raterstats.design.kinds import KINDS_ANALYSIS, cheapest_kind  # it imports this module
+
+    if budget.attrs.get("analysis") == KINDS_ANALYSIS:
+        return cheapest_kind(budget, target=target, on=on)
     if on not in budget:
         raise ValueError(f"cheapest_design: {on!r} is not in the budget result")
     val = budget[on]

@@ -159,6 +159,10 @@ def compare_designs(
     true label, beside ``accuracy``, and alpha is nominal); ``attrs["reliability_measure"]``
     says which measure a result holds.
 
+    Designs of different kinds of judgment (absolute ratings, pairwise comparisons,
+    rankings) are compared by :func:`~raterstats.design.kinds.compare_design_kinds`, by
+    simulation from a declared truth and cost per judgment.
+
     Parameters
     ----------
     dt : xr.DataTree
