@@ -10,10 +10,20 @@ Modules, one job each: :mod:`~raterstats.analyze.run` (:func:`analyze`, the repo
 banners, predictive checks in words), :mod:`~raterstats.analyze.folder` and
 :mod:`~raterstats.analyze.tables` (files and table cells), :mod:`~raterstats.analyze.sections`
 (:data:`SECTIONS`, in report order) and one module per section: ``data``, ``agreement``,
-``categorical``, ``ordinal``, ``rankings``, ``designs``, ``repeats``, ``judges``. Code
+``categorical``, ``ordinal``, ``rankings``, ``designs``, ``repeats``, ``judges``; comparative
+judgments: :mod:`~raterstats.analyze.comparisons` and
+:mod:`~raterstats.analyze.comparison_rankings`. Code
 outside this package imports from here, never from its modules.
 """
 
+from raterstats.analyze.comparisons import (
+    COMPARISON_SECTIONS,
+    RATINGS_ONLY,
+    analyze_comparisons,
+    comparison_agreement_table,
+    comparison_statistics,
+    plan_comparison_model,
+)
 from raterstats.analyze.context import Context, Fit, Progress, Section, SectionSkipped
 from raterstats.analyze.data import label_distribution, wide_shares
 from raterstats.analyze.fits import plan_models
@@ -24,6 +34,8 @@ from raterstats.analyze.sections import SECTIONS
 from raterstats.analyze.tables import agreement_wide
 
 __all__ = [
+    "COMPARISON_SECTIONS",
+    "RATINGS_ONLY",
     "SECTIONS",
     "AnalysisResult",
     "AnalyzeOptions",
@@ -35,11 +47,15 @@ __all__ = [
     "SectionSkipped",
     "agreement_wide",
     "analyze",
+    "analyze_comparisons",
     "banners",
+    "comparison_agreement_table",
+    "comparison_statistics",
     "fit_health",
     "health_lines",
     "label_distribution",
     "model_role",
+    "plan_comparison_model",
     "plan_models",
     "ppc_lines",
     "wide_shares",

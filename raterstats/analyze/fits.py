@@ -70,6 +70,11 @@ def plan_models(
         for name in options.models:
             cls = model_class(name)
             role = model_role(cls)
+            if role == "comparisons":
+                raise ValueError(
+                    f"analyze: {cls.name} fits comparative judgments, and these are ratings "
+                    "(read comparisons with read_comparisons, or --comparisons on the command line)"
+                )
             if role is not None:
                 planned[role].append(cls)
         asked = ", ".join(options.models) or "none"

@@ -21,13 +21,13 @@ FIT_SETTINGS = ("method", "draws", "tune", "chains", "sampler")
 #: raised against divergences)
 MODEL_SETTINGS = (*FIT_SETTINGS, "target_accept")
 #: what a model fit is used for in the analysis
-MODEL_ROLES = ("categorical", "ordinal")
+MODEL_ROLES = ("categorical", "ordinal", "comparisons")
 
 
 def model_role(cls: type[Model]) -> str | None:
     """``"ordinal"`` for the ordinal rater model, ``"categorical"`` for a latent-class
-    model (one that infers each item's true label), ``None`` for a model the analysis does
-    not lay out.
+    model (one that infers each item's true label), ``"comparisons"`` for a model of
+    comparative judgments, ``None`` for a model the analysis does not lay out.
 
     Examples
     --------
@@ -35,8 +35,10 @@ def model_role(cls: type[Model]) -> str | None:
     >>> model_role(MACE), model_role(OrdinalRaters), model_role(LengthEffect)
     ('categorical', 'ordinal', None)
     """
-    from raterstats.models import OrdinalRaters
+    from raterstats.models import BradleyTerry, OrdinalRaters, PlackettLuce
 
+    if issubclass(cls, BradleyTerry | PlackettLuce):
+        return "comparisons"  # the model of comparative judgments (analyze_comparisons)
     if issubclass(cls, OrdinalRaters):
         return "ordinal"
     if cls.answers("item_posterior"):

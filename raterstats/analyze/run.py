@@ -17,6 +17,7 @@ from raterstats.analyze.fits import method_problems, plan_models
 from raterstats.analyze.folder import ReportFolder
 from raterstats.analyze.options import AnalyzeOptions
 from raterstats.analyze.sections import SECTIONS
+from raterstats.comparisons import Comparisons
 from raterstats.files import write_atomic
 from raterstats.formatting import escape_markdown
 from raterstats.ratings import Ratings
@@ -92,7 +93,7 @@ def _methods(ctx: Context) -> str:
 
 
 def analyze(
-    ratings: Ratings,
+    ratings: Ratings | Comparisons,
     out: str | Path,
     *,
     options: AnalyzeOptions | None = None,
@@ -108,10 +109,16 @@ def analyze(
     included" with the reason. Whatever is computed from a fit carries the fit's health: a
     warning banner when the fit fails its checks, a note when it is a point estimate.
 
+    Comparative judgments (:class:`~raterstats.Comparisons`) get their own sections
+    (:func:`~raterstats.analyze.comparisons.analyze_comparisons`): data summary, agreement,
+    the comparison model, rankings beside the classical baselines, rater reliability and
+    position bias.
+
     Parameters
     ----------
-    ratings : Ratings
-        The ratings (:func:`raterstats.read_ratings`).
+    ratings : Ratings or Comparisons
+        The ratings (:func:`raterstats.read_ratings`) or comparative judgments
+        (:func:`raterstats.read_comparisons`).
     out : path
         Report folder (created if needed).
     options : AnalyzeOptions, optional
@@ -128,7 +135,8 @@ def analyze(
     Raises
     ------
     TypeError
-        When ``ratings`` is not a :class:`~raterstats.Ratings`.
+        When ``ratings`` is neither :class:`~raterstats.Ratings` nor
+        :class:`~raterstats.Comparisons`.
     ValueError
         Before any work, when ``skip`` names an unknown section or a model planned for the
         data does not take the fit method asked for.
@@ -147,9 +155,14 @@ def analyze(
     """
     from raterstats.report import report as write_html_report
 
+    if isinstance(ratings, Comparisons):  # pairs or rankings: their own sections
+        from raterstats.analyze.comparisons import analyze_comparisons
+
+        return analyze_comparisons(ratings, out, options=options, progress=progress)
     if not isinstance(ratings, Ratings):
         raise TypeError(
-            f"analyze: expected Ratings (raterstats.read_ratings), got {type(ratings).__name__}"
+            f"analyze: expected Ratings (raterstats.read_ratings) or Comparisons "
+            f"(raterstats.read_comparisons), got {type(ratings).__name__}"
         )
     options = options if options is not None else AnalyzeOptions()
     if not isinstance(options, AnalyzeOptions):

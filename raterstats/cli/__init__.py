@@ -45,6 +45,11 @@ Examples::
     raterstats labels --study study.toml --model mace --method em --out labels.csv
     raterstats rank --study study.toml --fit fit.nc --json
     raterstats report raterstats-report --fit MACE=fit.nc
+    raterstats analyze rankings.csv --comparisons rankings --out report
+
+Comparative judgments (pairwise preferences, per-question rankings) are read by every data
+command with ``--comparisons pairs|rankings`` (and ``--graded K`` for outcomes ``-K..K``):
+:mod:`~raterstats.cli.comparison_commands`.
 
 Modules: :mod:`~raterstats.cli.app` (the Typer app and its output),
 :mod:`~raterstats.cli.study` (the data options, defined once, and the study file),

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from raterstats.cli.app import CiOpt, SeedOpt, app, fail, output, spinner
-from raterstats.cli.study import DataOptions, Study, data_command, load_ratings, parse_value
+from raterstats.cli.study import DataOptions, Study, data_command, load_data, parse_value
 from raterstats.cli.studyfile import check_choice, fit_methods, parse_pairs, scheme_of
 from raterstats.defaults import METHOD, N_BOOT, RANDOM_SEED, SAMPLER
 from raterstats.formatting import visible_lines
@@ -24,9 +24,12 @@ DEFAULT_OUT = Path("raterstats-report")
 
 
 def _section_keys() -> str:
-    from raterstats.analyze import SECTIONS
+    from raterstats.analyze import COMPARISON_SECTIONS, SECTIONS
 
-    return ", ".join(s.key for s in SECTIONS)
+    return (
+        ", ".join(s.key for s in SECTIONS)
+        + f"; with --comparisons: {', '.join(COMPARISON_SECTIONS)}"
+    )
 
 
 def analyze_options(s: Study, given: dict[str, Any]) -> Any:
@@ -125,8 +128,9 @@ def analyze(
         list[str] | None,
         typer.Option(
             "--model",
-            help="Rater model (repeatable): auto (default: chosen by the scales), none, or a "
-            "registered name or alias (mace, dawid-skene, ordinal).",
+            help="Rater model (repeatable): auto (default: chosen by the scales; for "
+            "--comparisons the model of their kind), none, or a registered name or alias "
+            "(mace, dawid-skene, ordinal, bradley-terry, plackett-luce).",
         ),
     ] = None,
     method: Annotated[
@@ -196,7 +200,13 @@ def analyze(
     that applies; the others are listed with the reason. Every result from a fit carries
     the fit's health.
 
+    With --comparisons pairs|rankings: data summary, agreement, the comparison model
+    (bradley-terry for pairs, plackett-luce for rankings), rankings beside win rate, Elo
+    and maximum-likelihood Bradley-Terry, rater reliability and position bias.
+
     Example: raterstats analyze ratings.csv -c rater=annotator -s likert5 --out report
+
+    Example: raterstats analyze rankings.csv --comparisons rankings --out report
     """
     from raterstats.analyze import analyze as run_analysis
     from raterstats.analyze import fit_health
@@ -223,7 +233,7 @@ def analyze(
     options = analyze_options(s, given)
     target = Path(s.option("analyze", "out", out, DEFAULT_OUT))
     output(target, folder=True)
-    ratings = load_ratings(s)
+    ratings = load_data(s)  # Ratings, or Comparisons with --comparisons
     with spinner("starting") as progress, warnings.catch_warnings():
         # a failing fit's ConvergenceWarning is said below, with what failed, as a
         # `analyze: warning:` line (and in the report): not twice

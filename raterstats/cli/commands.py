@@ -39,6 +39,7 @@ from raterstats.cli.study import (
     Study,
     StudyOpt,
     data_command,
+    load_comparisons,
     load_ratings,
 )
 from raterstats.cli.studyfile import (
@@ -155,9 +156,21 @@ def validate(data: DataOptions, as_json: JsonOpt = False) -> None:
     Exits with status 1 when the file has problems, listing each problem
     with its row, column, value and what was expected.
 
+    With --comparisons pairs|rankings: the summary of the comparative judgments (per
+    dimension: judgments, raters, pairs compared, groups of linked systems, ties, the share
+    won by the answer shown first).
+
     Example: raterstats validate ratings.csv -c item=answer_id -c rater=annotator -s likert5
+
+    Example: raterstats validate rankings.csv --comparisons rankings
     """
-    summary = load_ratings(data.to_study()).summary()
+    s = data.to_study()
+    if s.comparisons is not None:
+        from raterstats.cli.comparison_commands import validate_comparisons
+
+        validate_comparisons(load_comparisons(s), as_json=as_json)
+        return
+    summary = load_ratings(s).summary()
     if as_json:
         typer.echo(json.dumps(summary.to_dict(), indent=2, default=str))
     else:
@@ -208,7 +221,15 @@ def agreement(
     estimate, ci_low, ci_high, counts, the options used, and the reason where a
     statistic does not apply); --csv also writes the table.
 
+    With --comparisons: agreement on the comparative judgments per dimension
+    (raterstats.agreement.comparison_agreement; units: question x system pair; statistics
+    percent_agreement, side_agreement, fleiss_kappa, randolph_kappa,
+    krippendorff_alpha_ordinal (graded), krippendorff_alpha_ordinal_sign,
+    krippendorff_alpha_interval_sign).
+
     Example: raterstats agreement ratings.csv -s likert5 -m krippendorff_alpha:level=interval
+
+    Example: raterstats agreement pairs.csv --comparisons pairs --graded 2 --json
     """
     import warnings
 
@@ -223,6 +244,22 @@ def agreement(
 
     output(csv)
     s = data.to_study()
+    if s.comparisons is not None:
+        from raterstats.cli.comparison_commands import agreement_comparisons, refuse
+
+        refuse("agreement", {"--by": by or s.option("agreement", "by", None, None)})
+        table, said = agreement_comparisons(
+            load_comparisons(s),
+            statistics=statistic or s.option("agreement", "statistics", None, None),
+            n_boot=int(s.option("agreement", "n_boot", n_boot, N_BOOT)),
+            ci=float(s.option("agreement", "ci", ci, AGREEMENT_CONFIDENCE)),
+            seed=int(s.option("agreement", "seed", seed, RANDOM_SEED)),
+            as_json=as_json,
+            csv=csv,
+        )
+        for line in _agreement_messages(table, said):
+            typer.echo(line, err=True)
+        return
     stats = list(statistic or s.option("agreement", "statistics", None, DEFAULT_STATISTICS))
     try:
         specs = parse_statistics(stats)
@@ -320,19 +357,29 @@ def fit(
     Gold labels in the ratings clamp the model's labels only with --use-gold; otherwise
     the labels' accuracy and log loss against them are printed.
 
+    With --comparisons the model is bradley-terry for pairs and plackett-luce for rankings
+    (the default); a model of ratings given comparative judgments, or the reverse, is a
+    usage error.
+
     Example: raterstats fit ratings.csv -s yes-partially-no --model mace --method em --out fit.nc
+
+    Example: raterstats fit pairs.csv --comparisons pairs --model bradley-terry --out bt.nc
     """
+    from raterstats.cli.comparison_commands import check_model_data, echo_fit, fit_model
     from raterstats.cli.labels_command import echo_gold, gold_report, model_spec
+    from raterstats.comparisons import Comparisons
     from raterstats.models import ModelInputError
 
     s = data.to_study()
     target = Path(s.option("fit", "out", out, "fit.nc"))
     output(target)
+    asked = fit_model(model or s.option("fit", "model", None, None), s.comparisons)
     spec, settings = model_spec(
-        s, "fit", model=model, method=method, sampler=sampler, draws=draws, tune=tune,
+        s, "fit", model=asked, method=method, sampler=sampler, draws=draws, tune=tune,
         chains=chains, seed=seed, option=option, use_gold=use_gold,
     )  # fmt: skip
-    ratings = load_ratings(s)
+    check_model_data(type(spec), s.comparisons, "fit")
+    ratings = load_comparisons(s) if s.comparisons is not None else load_ratings(s)
     with spinner(f"fitting {spec!r} ({settings['method']})") as say, warnings.catch_warnings():
         # the fit's health is printed below, line by line, instead of as a Python warning
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -349,17 +396,14 @@ def fit(
         info["divergences"] = int(dt["sample_stats"]["diverging"].sum())
     health = fit_health(dt)
     info["health_lines"] = list(health.lines)
-    gold = gold_report(dt, ratings)  # gold labels are a check unless --use-gold
+    # gold labels are a check unless --use-gold; comparative judgments have none
+    gold = None if isinstance(ratings, Comparisons) else gold_report(dt, ratings)
     if gold is not None:
         info["gold_check"] = gold[1]
     if as_json:
         typer.echo(json.dumps(info, indent=2, default=str))
     else:
-        typer.echo(
-            f"{info['model']} fitted by {info['method']} in {float(info['fit_seconds']):.1f} s; "
-            f"written to {target}"
-        )
-        typer.echo(visible_lines(("health: " if health.ok else "health: FAILED: ") + health.text))
+        echo_fit(info, health, target)
         if gold is not None:
             echo_gold("fit", *gold)
 
@@ -381,7 +425,12 @@ def rank(
     ] = None,
     method: Annotated[
         str | None,
-        typer.Option("--method", help=f"Without --fit: {_listing(list(rank_methods()), 'mean')}."),
+        typer.Option(
+            "--method",
+            help=f"Without --fit: {_listing(list(rank_methods()), 'mean')}; with --comparisons "
+            + _listing(list(rank_methods(kind="comparisons")), "bradley_terry_ml")
+            + ".",
+        ),
     ] = None,
     score: Annotated[
         str | None,
@@ -405,12 +454,20 @@ def rank(
     From raw ratings (mean, majority or Pyramid score with a case bootstrap)
     or from a fit (--fit fit.nc).
 
+    With --comparisons: a classical baseline with a bootstrap (--method win_rate, elo or
+    bradley_terry_ml), or --fit of a bradley-terry / plackett-luce fit (its strengths).
+
     Example: raterstats rank ratings.csv --method pyramid --score-map yes_partially_no
+
+    Example: raterstats rank rankings.csv --comparisons rankings --method win_rate
     """
     from raterstats.ranking import rank_systems, rank_table
 
     output(csv)
     s = data.to_study()
+    if s.comparisons is not None or _comparison_fit(s.option("rank", "fit", fit_file, None)):
+        _rank_comparisons(s, fit_file, method, score, score_map, n_boot, ci, seed, as_json, csv)
+        return
     kwargs: dict[str, Any] = {
         "ci_prob": float(s.option("rank", "ci", ci, ci_prob())),
         "n_boot": int(s.option("rank", "n_boot", n_boot, N_BOOT)),
@@ -444,6 +501,70 @@ def rank(
     # null intervals that are not certainty (one draw: the uncertainty note says it)
     if ds.attrs.get("constant_scores") and ds.attrs.get("n_draws") != 1:
         typer.echo(f"rank: note: {ds.attrs['constant_scores']}", err=True)
+    result_notes("rank", ds)
+
+
+def _comparison_fit(path: Any) -> bool:
+    """Whether ``path`` is a fit of comparative judgments (``False`` for no path, or a
+    file that is not a fit: the ratings path then says what is wrong, after its options)."""
+    import xarray as xr
+
+    from raterstats.cli.comparison_commands import comparison_model
+    from raterstats.models import model_class
+
+    if path is None or not Path(path).is_file():
+        return False
+    try:
+        with xr.open_datatree(Path(path)) as dt:
+            cls = model_class(str(dt.attrs.get("model")))
+    except Exception:  # not a netCDF fit: open_fit says so on the ratings path
+        return False
+    return comparison_model(cls) is not None
+
+
+def _rank_comparisons(
+    s: Study, fit_file: Any, method: Any, score: Any, score_map: Any, n_boot: Any, ci: Any,
+    seed: Any, as_json: bool, csv: Path | None,
+) -> None:  # fmt: skip
+    """``rank`` of comparative judgments: a baseline with a bootstrap, or a comparison fit."""
+    from raterstats.cli.comparison_commands import rank_source, refuse
+    from raterstats.ranking import rank_systems, rank_table
+
+    fit_path = s.option("rank", "fit", fit_file, None)
+    refuse(
+        "rank",
+        {
+            "--score": s.option("rank", "score", score, None),
+            "--score-map": s.option("rank", "score_map", score_map, None),
+            "--method (with --fit)": method if fit_path is not None else None,
+        },
+    )
+    dt = open_fit(Path(fit_path)) if fit_path is not None else None
+    if dt is not None and s.data is not None and s.comparisons is None:
+        raise fail(
+            f"rank: {fit_path} is a fit of comparative judgments: read the data file beside "
+            "it with --comparisons pairs|rankings (or leave it out: the fit ranks alone)",
+            2,
+        )
+    comparisons = load_comparisons(s) if s.data is not None else None
+    if dt is None and comparisons is None:
+        raise fail("rank: no data file and no --fit", 2)
+    kwargs = rank_source(comparisons, dt, s.option("rank", "method", method, None))
+    src: Any = dt if dt is not None else comparisons
+    with spinner("ranking the systems"):
+        try:
+            ds = rank_systems(
+                src,
+                ci_prob=float(s.option("rank", "ci", ci, ci_prob())),
+                n_boot=int(s.option("rank", "n_boot", n_boot, N_BOOT)),
+                random_seed=int(s.option("rank", "seed", seed, RANDOM_SEED)),
+                **kwargs,
+            )
+        except (ValueError, KeyError, TypeError) as err:
+            raise fail(f"rank: {err}") from None
+    print_frame(rank_table(ds), as_json=as_json, csv=csv)
+    if ds.attrs.get("method_notes"):
+        typer.echo(visible_lines(f"rank: note: {ds.attrs['method_notes']}"), err=True)
     result_notes("rank", ds)
 
 
@@ -497,6 +618,11 @@ def designs(
         raise fail("designs needs --fit FIT.nc (an ordinal, MACE or Dawid-Skene fit)", 2)
     levels = parse_level_map(s.option("designs", "level_map", level_map, None))
     dt = open_fit(Path(path))
+    from raterstats.cli.comparison_commands import designs_refusal
+
+    refusal = designs_refusal(dt)
+    if refusal is not None:
+        raise fail(refusal, 2)
     with spinner("comparing designs"):
         try:
             ds = compare_designs(

@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 import typer
 
+from raterstats import schema as S
 from raterstats.cli.app import fail
 from raterstats.cli.studyfile import (
+    COMPARISON_KINDS,
     DUPLICATES,
     NAMED_SCALES,
     PATH,
@@ -33,6 +35,7 @@ from raterstats.cli.studyfile import (
     STUDY_FILE,
     TOP,
     StudyFileError,
+    check_choice,
     check_columns,
     check_study,
     did_you_mean,
@@ -46,6 +49,7 @@ from raterstats.ingest_errors import RatingsError
 from raterstats.scales import COLLAPSES, Scale
 
 if TYPE_CHECKING:
+    from raterstats.comparisons import Comparisons
     from raterstats.ratings import Ratings
 
 
@@ -88,6 +92,8 @@ class Study:
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     export: str | None = None
     separator: str | None = None
+    comparisons: str | None = None
+    graded: int | None = None
 
     @classmethod
     def read(cls, path: Path) -> Study:
@@ -129,6 +135,8 @@ class Study:
             sections={k: dict(raw.get(k, {})) for k in SECTIONS},
             export=raw.get("export"),
             separator=raw.get("separator"),
+            comparisons=raw.get("comparisons"),
+            graded=raw.get("graded"),
         )
 
     def option(self, section: str, key: str, given: Any, default: Any) -> Any:
@@ -219,6 +227,24 @@ SeparatorOpt = Annotated[
     ),
 ]
 
+ComparisonsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--comparisons",
+        help="The file holds comparative judgments: pairs (system_a, system_b, outcome a / b / "
+        "tie or graded) or rankings (question, system, rank); --column names their roles.",
+    ),
+]
+GradedOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--graded",
+        min=1,
+        help="--comparisons pairs: the outcomes are integers -K..K (positive: system_a "
+        "preferred); default a / b / tie.",
+    ),
+]
+
 
 @dataclass
 class DataOptions:
@@ -238,6 +264,8 @@ class DataOptions:
     study: StudyOpt = None
     export: ExportOpt = None
     separator: SeparatorOpt = None
+    comparisons: ComparisonsOpt = None
+    graded: GradedOpt = None
 
     def to_study(self) -> Study:
         """The study file (when given) overridden by the options given on the command line.
@@ -254,6 +282,10 @@ class DataOptions:
             s.data = self.source
         columns = parse_pairs(self.column, "--column")
         check_columns(columns)
+        if self.comparisons is not None:
+            s.comparisons = check_choice(self.comparisons, COMPARISON_KINDS, "--comparisons")
+        if self.graded is not None:
+            s.graded = self.graded
         s.columns.update(columns)
         scales_cli: dict[str, str] = {}
         for spec in self.scale or []:
@@ -300,7 +332,7 @@ def data_command(command: Callable[..., None]) -> Callable[..., None]:
     ['source', 'column', 'scale']
     >>> show(source=Path("r.csv"), column=None, scale=None, wide=True, filters=None,
     ...      collapse=None, duplicates=None, study=None, export=None,
-    ...      separator=None, as_json=True)
+    ...      separator=None, comparisons=None, graded=None, as_json=True)
     r.csv True True
     """
     sig = inspect.signature(command, eval_str=True)
@@ -356,6 +388,124 @@ def _scales(s: Study) -> Scale | dict[str, Scale] | None:
     }
 
 
+def load_data(s: Study) -> Ratings | Comparisons:
+    """The study's data: :func:`load_comparisons` when it says the file holds comparative
+    judgments (``--comparisons``, ``comparisons`` of the study file), else
+    :func:`load_ratings`."""
+    return load_comparisons(s) if s.comparisons is not None else load_ratings(s)
+
+
+def _ratings_only(s: Study) -> list[str]:
+    """The options given that apply to ratings only."""
+    given = {
+        "--scale / scale": s.scale is not None,
+        "--wide / format": s.wide,
+        "--collapse / collapse": s.collapse is not None,
+        "--duplicates / duplicates": s.duplicates != "error",
+        "--export / export": s.export is not None,
+        "--filter repeat": S.REPEAT in s.filter,
+    }
+    return [k for k, v in given.items() if v]
+
+
+def comparison_columns(columns: dict[str, str], kind: str) -> dict[str, str]:
+    """``--column`` roles for comparative judgments of ``kind``: a role of that kind, or a
+    ratings alias of one (``worker`` for ``rater``); a usage error (exit 2) naming the
+    roles of the kind otherwise.
+
+    Examples
+    --------
+    >>> comparison_columns({"worker": "judge_id", "outcome": "winner"}, "pairs")
+    {'rater': 'judge_id', 'outcome': 'winner'}
+    """
+    from raterstats.comparisons_ingest import PAIR_ROLES, RANKING_ROLES
+
+    roles = PAIR_ROLES if kind == "pairs" else RANKING_ROLES
+    aliases = S.alias_table()
+    out, bad = {}, []
+    for key, col in columns.items():
+        role = key if key in roles else aliases.get(key.lower())
+        if role not in roles:
+            bad.append(key)
+        else:
+            out[str(role)] = col
+    if bad:
+        raise typer.BadParameter(
+            "; ".join(f"--comparisons {kind}: {k!r} is not a column role of {kind}" for k in bad)
+            + f" (roles: {', '.join(roles)})"
+        )
+    return out
+
+
+def load_comparisons(s: Study) -> Comparisons:
+    """Read the study's comparative judgments (``read_comparisons``), filtered as it says.
+
+    The filters (``dimension``, ``rater``, ``rater_kind``, ``question``, ``system``) select
+    after validation; what they leave out is counted under the summary's exclusions. Bad
+    data raise :class:`~raterstats.RatingsError` (exit 1, every problem listed); options
+    that apply to ratings only, a role that is not one of the kind's or ``--graded`` with
+    rankings exit 2.
+    """
+    from raterstats.comparisons_ingest import read_comparisons
+    from raterstats.provenance import Exclusion
+
+    kind = str(s.comparisons)
+    if s.data is None:
+        raise fail("no data file: give one as the argument or as `data` in --study", 2)
+    check_source(Path(s.data))
+    wrong = _ratings_only(s)
+    if wrong:
+        raise fail(
+            f"--comparisons {kind}: {', '.join(wrong)} appl{'ies' if len(wrong) == 1 else 'y'} "
+            "to ratings only (comparative judgments have no scale to declare); leave "
+            f"{'it' if len(wrong) == 1 else 'them'} out",
+            2,
+        )
+    if kind == "rankings" and s.graded is not None:
+        raise fail("--graded applies to pairs (outcomes -K..K), not to rankings", 2)
+    try:
+        comparisons = read_comparisons(
+            s.data,
+            columns=comparison_columns(s.columns, kind) or None,
+            kind=kind,  # type: ignore[arg-type]
+            graded=s.graded,
+            separator=s.separator,
+        )
+    except RatingsError:
+        raise
+    except ValueError as err:  # an option that does not apply
+        raise fail(str(err), 2) from None
+    where = {k: v for k, v in s.filter.items() if isinstance(v, list)}
+    if where:
+        try:
+            kept = comparisons.filter(**where)
+        except (KeyError, TypeError) as err:
+            raise fail(f"--filter: {err.args[0]}", 2) from None
+        removed = comparisons.data.height - kept.data.height
+        desc = ", ".join(f"{k}={','.join(v)}" for k, v in where.items())
+        comparisons = comparisons.derive(
+            kept.data,
+            step=f"filter({desc})",
+            exclusion=Exclusion(f"left out by --filter {desc}", removed) if removed else None,
+        )
+        if comparisons.n_judgments == 0:
+            raise fail(f"no judgments left after --filter {desc}")
+    return comparisons
+
+
+def _no_comparison_roles(s: Study) -> None:
+    """Exit 2 when ratings are read with a role or option of comparative judgments."""
+    aliases = S.alias_table()
+    roles = [k for k in s.columns if k.lower() not in aliases]
+    given = [f"--column {k}" for k in roles] + (["--graded"] if s.graded is not None else [])
+    if given:
+        raise fail(
+            f"{', '.join(given)}: a role or option of comparative judgments; add "
+            "--comparisons pairs (or rankings) to read the file as such",
+            2,
+        )
+
+
 def load_ratings(s: Study) -> Ratings:
     """Read the study's ratings, filtered and collapsed as it says.
 
@@ -367,6 +517,13 @@ def load_ratings(s: Study) -> Ratings:
     if s.data is None:
         raise fail("no ratings file: give one as the argument or as `data` in --study", 2)
     check_source(Path(s.data))
+    if s.comparisons is not None:
+        raise fail(
+            f"--comparisons {s.comparisons}: this command reads ratings only (comparative "
+            "judgments are read by validate, agreement, rank, fit and analyze)",
+            2,
+        )
+    _no_comparison_roles(s)
     if s.collapse and s.collapse not in COLLAPSES:
         raise fail(
             f"unknown collapse {s.collapse!r}{did_you_mean(s.collapse, list(COLLAPSES))}; "
@@ -416,7 +573,10 @@ __all__ = [
     "Study",
     "StudyOpt",
     "check_source",
+    "comparison_columns",
     "data_command",
+    "load_comparisons",
+    "load_data",
     "load_ratings",
     "parse_pairs",
     "parse_scale",

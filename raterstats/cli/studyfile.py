@@ -45,6 +45,8 @@ SCALE_KINDS: dict[str, Callable[[list[Any]], Scale]] = {
 }
 #: what ``--filter`` and ``[filter]`` select by: the id roles, and ``repeat``
 FILTERABLE = (*(n for n, r in S.ROLES.items() if r.kind == "id"), S.REPEAT)
+#: what ``--comparisons`` reads: pairwise preferences or per-question rankings
+COMPARISON_KINDS = ("pairs", "rankings")
 #: what ``--duplicates`` does with two ratings of one (item, segment, rater, dimension, design)
 DUPLICATES = ("error", "first", "last", "repeat")
 _TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
@@ -320,7 +322,7 @@ def _samplers() -> list[str]:
 def _rank_methods() -> list[str]:
     from raterstats.ranking import rank_methods
 
-    return list(rank_methods())
+    return list(rank_methods()) + list(rank_methods(kind="comparisons"))
 
 
 def rank_scores() -> list[str]:
@@ -400,9 +402,9 @@ def scheme_of(name: str, table: Mapping[str, Any]) -> Any:
 
 
 def _sections() -> list[str]:
-    from raterstats.analyze import SECTIONS
+    from raterstats.analyze import COMPARISON_SECTIONS, SECTIONS
 
-    return [s.key for s in SECTIONS]
+    return list(dict.fromkeys([*(s.key for s in SECTIONS), *COMPARISON_SECTIONS]))
 
 
 def _score_map(value: Any) -> None:
@@ -428,12 +430,15 @@ def check_columns(value: Mapping[str, Any]) -> None:
     --------
     >>> check_columns({"item": "answer_id", "worker": "annotator"})
     """
+    from raterstats.comparisons_ingest import PAIR_ROLES, RANKING_ROLES
+
     aliases = S.alias_table()
-    bad = [k for k in value if k.lower() not in aliases]
+    roles = list(dict.fromkeys([*S.ROLES, *PAIR_ROLES, *RANKING_ROLES]))  # comparisons' too
+    bad = [k for k in value if k.lower() not in aliases and k not in roles]
     if bad:
         raise typer.BadParameter(
-            "; ".join(f"{k!r} is not a column role{did_you_mean(k, list(S.ROLES))}" for k in bad)
-            + f" (roles: {', '.join(S.ROLES)})"
+            "; ".join(f"{k!r} is not a column role{did_you_mean(k, roles)}" for k in bad)
+            + f" (roles: {', '.join(roles)})"
         )
     empty = [k for k, v in value.items() if not v.strip()]
     if empty:
@@ -497,6 +502,10 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
             "(`label-studio`, `mturk`, `survey`).",
             _exports,
         ),
+        "comparisons": Key(
+            STRING, "The file holds comparative judgments: `pairs` or `rankings`.", COMPARISON_KINDS
+        ),
+        "graded": Key(INTEGER, "Pairs: the outcomes are integers `-K..K`; K.", minimum=1),
         "agreement": Key(TABLE, "Defaults of `raterstats agreement`."),
         "fit": Key(TABLE, "Defaults of `raterstats fit`."),
         "labels": Key(TABLE, "Defaults of `raterstats labels`."),
@@ -735,6 +744,7 @@ def schema_markdown() -> str:
 
 
 __all__ = [
+    "COMPARISON_KINDS",
     "DUPLICATES",
     "FILTERABLE",
     "NAMED_SCALES",
