@@ -117,6 +117,31 @@ class PairsData:
         return c
 
 
+def rater_pooling(comparisons: Comparisons) -> tuple[tuple[str, ...], np.ndarray]:
+    """Each rater's kind (``""`` when not recorded) and whether its discrimination (and
+    position bias) is partially pooled, in the order of ``comparisons.raters``: human raters
+    and raters of unrecorded kind form the pooled population; every other kind (``"llm"``,
+    ``"crowd"``, ...) is an automatic judge with its own unpooled parameters (as in
+    :data:`raterstats.schema.HUMAN`). When no rater is pooled, all are.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from raterstats import read_comparisons
+    >>> c = read_comparisons(pl.DataFrame({"system_a": ["x"] * 3, "system_b": ["y"] * 3,
+    ...     "rater": ["h", "j", "k"], "rater_kind": ["human", "llm", ""],
+    ...     "outcome": ["a", "b", "a"]}))
+    >>> rater_pooling(c)
+    (('human', 'llm', ''), array([ True, False,  True]))
+    """
+    kinds_map = comparisons.rater_kinds
+    kinds = tuple(str(kinds_map.get(r, "")) for r in comparisons.raters)
+    pooled = np.isin(np.array(kinds, dtype=object).astype(str), [S.HUMAN, ""])
+    if not pooled.any():
+        pooled[:] = True
+    return kinds, pooled
+
+
 def prepare_pairs(
     comparisons: Any, *, ties: str, cutpoints: str, model: str = "BradleyTerry"
 ) -> PairsData:
@@ -211,10 +236,7 @@ def prepare_pairs(
     if problems:
         raise ModelInputError(problems)
     raters = comparisons.raters
-    kinds_map = comparisons.rater_kinds
-    kinds = tuple(str(kinds_map.get(r, "")) for r in raters)
-    judge = np.array([k == S.LLM for k in kinds])
-    pooled = ~judge if (~judge).any() else np.ones(len(raters), bool)
+    kinds, pooled = rater_pooling(comparisons)
 
     def index(col: str, ids: tuple[str, ...]) -> np.ndarray:
         pos = {v: i for i, v in enumerate(ids)}

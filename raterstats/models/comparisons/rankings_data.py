@@ -17,6 +17,7 @@ import polars as pl
 
 from raterstats import schema as S
 from raterstats.comparisons import RANK, RANKING, Comparisons
+from raterstats.models.comparisons.pairs_data import rater_pooling
 from raterstats.ratings import Ratings
 
 #: the tie-handling options of the Plackett-Luce likelihood
@@ -195,11 +196,8 @@ def prepare_rankings(comparisons: object, *, ties: str = "breslow") -> RankingsD
     raters = tuple(comparisons.raters)
     if len(systems) < 2:
         raise RankingsInputError("PlackettLuce: need at least two systems")
-    kinds = comparisons.rater_kinds
-    kind = np.array([kinds.get(r, "") for r in raters], dtype=object).astype(str)
-    pooled = np.isin(kind, [S.HUMAN, ""])
-    if not pooled.any():
-        pooled[:] = True
+    kind_names, pooled = rater_pooling(comparisons)
+    kind = np.array(kind_names, dtype=object).astype(str)
     sys_pos = {s: k for k, s in enumerate(systems)}
     rat_pos = {r: k for k, r in enumerate(raters)}
     dim_pos = {d: k for k, d in enumerate(dims)}
