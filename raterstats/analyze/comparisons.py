@@ -388,9 +388,8 @@ def analyze_comparisons(
     >>> res.skipped["ordinal"][:13]
     'ratings only:'
     """
-    from raterstats.analyze.run import AnalysisResult
+    from raterstats.analyze.run import AnalysisResult, write_report
     from raterstats.report import methods_paragraph
-    from raterstats.report import report as write_html_report
     from raterstats.version import __version__
 
     options = options if options is not None else AnalyzeOptions()
@@ -420,42 +419,22 @@ def analyze_comparisons(
 
     result.skipped.update({k: f"ratings only: {r}" for k, r in RATINGS_ONLY.items()})
     titles = {s.key: s.title for s in SECTIONS} | {s.key: s.title for s in _sections()}
-    skipped = [
-        f"- **{escape_markdown(titles[k])}**: {escape_markdown(r)}."
-        for k, r in result.skipped.items()
-    ]
     title = options.title or (
         "raterstats analysis"
         + (f" of {Path(comparisons.source).name}" if comparisons.source else "")
     )
-    methods = methods_paragraph(ctx.fits) if ctx.fits else "No model was fitted."
-    text = [
-        f"# {escape_markdown(title)}",
-        "",
-        f"raterstats {__version__}. Comparative judgments ({comparisons.kind})."
-        + (f" Data: {escape_markdown(options.description)}" if options.description else ""),
-        "",
-        *body,
-        "## Sections not included",
-        "",
-        *skipped,
-        "",
-        "## Methods",
-        "",
-        methods.strip(),
-        "",
-        "## Files",
-        "",
-        *[f"- [`{p.name}`]({p.name})" for p in folder.files],
-        "",
-    ]
-    from raterstats.files import write_atomic
-
     say("writing the report")
-    write_atomic(result.report, lambda tmp: tmp.write_text("\n".join(text), encoding="utf-8"))
-    result.html = write_html_report(folder.path, title=title)
+    write_report(
+        result,
+        folder,
+        title=title,
+        intro=f"raterstats {__version__}. Comparative judgments ({comparisons.kind}).",
+        description=options.description,
+        body=body,
+        titles=titles,
+        methods=methods_paragraph(ctx.fits) if ctx.fits else "No model was fitted.",
+    )
     result.fits = dict(ctx.fits)
-    result.files = [result.report, result.html, *folder.files]
     return result
 
 

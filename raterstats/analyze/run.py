@@ -153,8 +153,6 @@ def analyze(
     the data have one annotation design (single); a design column with two or more designs
     is needed to compare them
     """
-    from raterstats.report import report as write_html_report
-
     if isinstance(ratings, Comparisons):  # pairs or rankings: their own sections
         from raterstats.analyze.comparisons import analyze_comparisons
 
@@ -195,7 +193,36 @@ def analyze(
         "raterstats analysis" + (f" of {Path(ratings.source).name}" if ratings.source else "")
     )
     say("writing the report")
-    titles = {s.key: s.title for s in sections}
+    write_report(
+        result,
+        folder,
+        title=title,
+        intro=f"raterstats {__version__}.",
+        description=options.description,
+        body=body,
+        titles={s.key: s.title for s in sections},
+        methods=_methods(ctx),
+    )
+    result.fits = {f.label: f.dt for f in ctx.fits}
+    return result
+
+
+def write_report(
+    result: AnalysisResult,
+    folder: ReportFolder,
+    *,
+    title: str,
+    intro: str,
+    description: str | None,
+    body: Sequence[str],
+    titles: dict[str, str],
+    methods: str,
+) -> None:
+    """Write ``report.md`` (title, ``intro`` and the description, the sections' ``body``,
+    the sections not included with their reasons from ``result.skipped``, the methods
+    paragraph and the files) and the HTML report of ``folder``; set ``result.html`` and
+    ``result.files``. Every user string is escaped (``title``, ``description``, reasons).
+    Shared by the analyses of ratings and of comparative judgments."""
     skipped = [
         f"- **{escape_markdown(titles[k])}**: {escape_markdown(r)}."
         for k, r in result.skipped.items()
@@ -203,8 +230,7 @@ def analyze(
     text = [
         f"# {escape_markdown(title)}",
         "",
-        f"raterstats {__version__}."
-        + (f" Data: {escape_markdown(options.description)}" if options.description else ""),
+        intro + (f" Data: {escape_markdown(description)}" if description else ""),
         "",
         *body,
         "## Sections not included",
@@ -213,18 +239,18 @@ def analyze(
         "",
         "## Methods",
         "",
-        _methods(ctx).strip(),
+        methods.strip(),
         "",
         "## Files",
         "",
         *[f"- [`{p.name}`]({p.name})" for p in folder.files],
         "",
     ]
+    from raterstats.report import report as write_html_report
+
     write_atomic(result.report, lambda tmp: tmp.write_text("\n".join(text), encoding="utf-8"))
     result.html = write_html_report(folder.path, title=title)
-    result.fits = {f.label: f.dt for f in ctx.fits}
     result.files = [result.report, result.html, *folder.files]
-    return result
 
 
-__all__ = ["AnalysisResult", "analyze"]
+__all__ = ["AnalysisResult", "analyze", "write_report"]
