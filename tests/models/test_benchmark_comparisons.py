@@ -93,6 +93,9 @@ def test_speed_targets(bench):
     assert "5 s: fit 7.9 s" in bench.speed_targets(rows)[0]
     assert bench.speed_targets(rows)[0].endswith("**NOT met**")
     assert "not measured" in bench.speed_targets([])[1]
+    # the whole process's time leaves out the repeated fit the benchmark adds
+    assert "whole process 6.1 s" in bench.speed_targets(rows)[0]
+    assert bench.process_wall(rows[1]) == 48.0 and bench.process_wall({}) is None
 
 
 def test_merge_speed_keeps_rows_not_rerun(bench):
