@@ -39,7 +39,13 @@ MODULES = {
     "raterstats.health": "The health of a fit and of its results (raterstats.health)",
     "raterstats.ppc_readout": "Posterior predictive checks in words (raterstats.ppc_readout)",
     "raterstats.ranking": "More on rankings (raterstats.ranking)",
+    "raterstats.comparison_baselines": (
+        "Classical baselines for comparative judgments (raterstats.comparison_baselines)"
+    ),
     "raterstats.simulate_comparisons": "Simulated comparisons (raterstats.simulate_comparisons)",
+    "raterstats.simulate_kinds": (
+        "One study judged three ways: absolute, pairs, rankings (raterstats.simulate_kinds)"
+    ),
     "raterstats.design": "More on designs (raterstats.design)",
     "raterstats.agreement": "Agreement statistics (raterstats.agreement)",
     "raterstats.models.ordinal": "Ordinal model helpers (raterstats.models.ordinal)",
