@@ -510,6 +510,7 @@ def run_density(
                 "sampling_time": seconds,
                 "sampler": "nutpie",
                 "adaptation": str(sample_kw.get("adaptation", "diag")),
+                "target_accept": float(sample_kw.get("target_accept", 0.8)),
             }
         )
         return out
@@ -558,6 +559,7 @@ def run_density(
     pds = out["posterior"].to_dataset()
     pds = pds.assign_coords({k: np.asarray(v) for k, v in density.coords.items() if k in pds.dims})
     pds.attrs["adaptation"] = str(sample_kw.get("adaptation", "diag"))
+    pds.attrs["target_accept"] = float(sample_kw.get("target_accept", 0.8))
     out["posterior"] = xr.DataTree(pds)
     return out
 

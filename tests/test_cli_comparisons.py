@@ -291,3 +291,21 @@ def test_labels_reads_ratings_only(tmp_path, files):
         "labels", files["pairs"], "--comparisons", "pairs", "--out", tmp_path / "l.csv"
     )
     assert code == 2 and "this command reads ratings only" in err
+
+
+def test_fit_target_accept_reaches_the_sampler_and_is_checked(tmp_path, files):
+    """issue 20: small panels need a higher NUTS target acceptance rate against
+    divergences; `fit --target-accept` passes it to the sampler (recorded in the fit) and
+    a value outside (0, 1) is a usage error."""
+    fit = tmp_path / "bt_ta.nc"
+    code, _, _ = run(
+        "fit", files["pairs"], "--comparisons", "pairs", "--draws", "50", "--tune", "50",
+        "--chains", "1", "--target-accept", "0.95", "--out", fit,
+    )  # fmt: skip
+    assert code == 0
+    assert xr.open_datatree(fit).posterior.attrs["target_accept"] == 0.95
+    code, _, err = run(
+        "fit", files["pairs"], "--comparisons", "pairs", "--target-accept", "1.5",
+        "--out", tmp_path / "x.nc",
+    )  # fmt: skip
+    assert code == 2 and "target acceptance rate is between 0 and 1" in err

@@ -146,6 +146,14 @@ TuneOpt = Annotated[
     int | None, typer.Option("--tune", min=1, help=f"Tuning steps per chain ({TUNE}).")
 ]
 ChainsOpt = Annotated[int | None, typer.Option("--chains", min=1, help=f"Chains ({CHAINS}).")]
+TargetAcceptOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--target-accept",
+        help="NUTS target acceptance rate, e.g. 0.95 or 0.99 against divergences (default: "
+        "the sampler's).",
+    ),
+]
 #: ``--sampler`` of the commands that fit a model
 SamplerOpt = Annotated[
     str | None,

@@ -25,6 +25,7 @@ from raterstats.cli.app import (
     JsonOpt,
     SamplerOpt,
     SeedOpt,
+    TargetAcceptOpt,
     TuneOpt,
     UseGoldOpt,
     app,
@@ -339,6 +340,7 @@ def fit(
     draws: DrawsOpt = None,
     tune: TuneOpt = None,
     chains: ChainsOpt = None,
+    target_accept: TargetAcceptOpt = None,
     seed: SeedOpt = None,
     option: Annotated[
         list[str] | None,
@@ -376,7 +378,7 @@ def fit(
     asked = fit_model(model or s.option("fit", "model", None, None), s.comparisons)
     spec, settings = model_spec(
         s, "fit", model=asked, method=method, sampler=sampler, draws=draws, tune=tune,
-        chains=chains, seed=seed, option=option, use_gold=use_gold,
+        chains=chains, seed=seed, option=option, use_gold=use_gold, target_accept=target_accept,
     )  # fmt: skip
     check_model_data(type(spec), s.comparisons, "fit")
     ratings = load_comparisons(s) if s.comparisons is not None else load_ratings(s)

@@ -23,6 +23,7 @@ from raterstats.cli.app import (
     JsonOpt,
     SamplerOpt,
     SeedOpt,
+    TargetAcceptOpt,
     TuneOpt,
     UseGoldOpt,
     app,
@@ -33,7 +34,7 @@ from raterstats.cli.app import (
 )
 from raterstats.cli.commands import DEFAULT_MODEL, model_names_help
 from raterstats.cli.study import DataOptions, Study, data_command, load_ratings, parse_value
-from raterstats.cli.studyfile import check_choice, fit_methods, parse_pairs
+from raterstats.cli.studyfile import check_choice, check_target_accept, fit_methods, parse_pairs
 from raterstats.defaults import CHAINS, DRAWS, METHOD, RANDOM_SEED, SAMPLER, TUNE
 from raterstats.files import write_atomic
 
@@ -184,6 +185,7 @@ MODEL_SPEC_KEYS = (
     "tune",
     "chains",
     "seed",
+    "target_accept",
 )
 
 
@@ -201,6 +203,7 @@ def model_spec(
     option: list[str] | None,
     use_gold: bool | None,
     labels: bool = False,
+    target_accept: float | None = None,
 ) -> tuple[Model, dict[str, Any]]:
     """The model and fit settings that a fitting command names (the command line, then the
     study file's ``[table]``, then the defaults), checked before any data are read: an
@@ -237,6 +240,9 @@ def model_spec(
         "chains": int(s.option(table, "chains", chains, CHAINS)),
         "random_seed": int(s.option(table, "seed", seed, RANDOM_SEED)),
     }
+    accept = s.option(table, "target_accept", target_accept, None)
+    if accept is not None:
+        settings["target_accept"] = check_target_accept(float(accept))
     return spec, settings
 
 
@@ -277,6 +283,7 @@ def labels(
     draws: DrawsOpt = None,
     tune: TuneOpt = None,
     chains: ChainsOpt = None,
+    target_accept: TargetAcceptOpt = None,
     seed: SeedOpt = None,
     option: Annotated[
         list[str] | None,
@@ -310,6 +317,7 @@ def labels(
         spec, settings = model_spec(
             s, "labels", model=model, method=method, sampler=sampler, draws=draws, tune=tune,
             chains=chains, seed=seed, option=option, use_gold=use_gold, labels=True,
+            target_accept=target_accept,
         )  # fmt: skip
         ratings = load_ratings(s)
         dt = _fit(spec, ratings, settings)

@@ -219,6 +219,19 @@ def parse_level_map(text: str | Mapping[str, Any] | None) -> dict[int, float] | 
         ) from None
 
 
+def check_target_accept(value: float | None) -> float | None:
+    """A NUTS target acceptance rate strictly between 0 and 1 (``None`` passes).
+
+    Examples
+    --------
+    >>> check_target_accept(0.99)
+    0.99
+    """
+    if value is not None and not 0 < value < 1:
+        raise typer.BadParameter(f"a target acceptance rate is between 0 and 1, got {value}")
+    return value
+
+
 def check_probability(value: float | None) -> float | None:
     """An interval probability strictly between 0 and 1 (``None`` passes).
 
@@ -466,6 +479,7 @@ def _filters(value: Mapping[str, Any]) -> None:
 TOP = ""
 _CI = "Interval probability, between 0 and 1."
 _SEED = "Random seed."
+_TARGET_ACCEPT = "NUTS target acceptance rate, between 0 and 1 (e.g. 0.99 against divergences)."
 _USE_GOLD = (
     "Clamp the latent labels of items with a gold label (default false: gold is a check of "
     "the labels, not data)."
@@ -534,6 +548,7 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
         "draws": Key(INTEGER, "Draws per chain.", minimum=1),
         "tune": Key(INTEGER, "Tuning steps per chain.", minimum=1),
         "chains": Key(INTEGER, "Chains.", minimum=1),
+        "target_accept": Key(NUMBER, _TARGET_ACCEPT, check=check_target_accept),
         "seed": Key(INTEGER, _SEED, minimum=0),
         "options": Key(TABLE, "Model options, e.g. `{ hierarchical = false }`."),
         "use_gold": Key(BOOLEAN, _USE_GOLD),
@@ -548,6 +563,7 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
         "draws": Key(INTEGER, "Draws per chain.", minimum=1),
         "tune": Key(INTEGER, "Tuning steps per chain.", minimum=1),
         "chains": Key(INTEGER, "Chains.", minimum=1),
+        "target_accept": Key(NUMBER, _TARGET_ACCEPT, check=check_target_accept),
         "seed": Key(INTEGER, _SEED, minimum=0),
         "options": Key(TABLE, 'Model options, e.g. `{ pooling = "partial" }`.'),
         "use_gold": Key(BOOLEAN, _USE_GOLD),

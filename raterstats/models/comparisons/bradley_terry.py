@@ -55,9 +55,10 @@ class BradleyTerry(Model):
 
     Strengths ``theta`` sum to zero over systems in each dimension (a zero-sum normal with
     a learnt scale ``theta_sd``). Human raters and raters of unrecorded kind (every rater
-    when there are none) form one population: ``log alpha_j ~ N(0, alpha_sd)`` (the mean is fixed at 0, which sets the
-    scale of ``theta``) and ``beta_j ~ N(beta_mean, beta_sd)``; LLM judges
-    (``rater_kind`` ``"llm"`` or any kind other than ``"human"``) are not pooled: ``log alpha_j ~ judge_log_alpha`` and
+    when there are none) form one population: ``log alpha_j ~ N(0, alpha_sd)`` (the mean
+    is fixed at 0, which sets the scale of ``theta``) and ``beta_j ~ N(beta_mean,
+    beta_sd)``; LLM judges (``rater_kind`` ``"llm"`` or any kind other than ``"human"``)
+    are not pooled: ``log alpha_j ~ judge_log_alpha`` and
     ``beta_j ~ judge_beta``. The raters' hierarchies are non-centred; the strengths are
     centred when many judgments inform each (``centred``). ``models/bradley_terry/card.md``
     gives the priors and their reasons.
