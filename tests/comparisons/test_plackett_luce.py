@@ -239,7 +239,7 @@ def test_a_short_nuts_fit_stores_what_the_other_functions_read():
             posterior_predictive=True,
         )  # fmt: skip
     assert dt.attrs["logp_backend"] == "compiled"
-    assert dt["posterior"].attrs["adaptation"] == "low_rank"
+    assert dt["posterior"].attrs["adaptation"] == "diag"
     ll = dt["log_likelihood"]["rankings"]
     assert ll.dims == ("chain", "draw", "ranking") and ll.sizes["ranking"] == 300
     assert bool((ll < 0).all())

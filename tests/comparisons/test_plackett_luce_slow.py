@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -50,6 +51,7 @@ def sbc_pvalues() -> dict[str, float]:
     assert pri is not None
     rng = np.random.default_rng(2024)
     ranks: dict[str, list[np.ndarray]] = {}
+    n_div = 0
     for rep in range(n_rep):
         _, truth = ref.prior_draw(data, pri, rng)
         sim_ranks = ref.replicate_ranks(truth["theta"], truth["alpha"], data, rng)
@@ -61,6 +63,7 @@ def sbc_pvalues() -> dict[str, float]:
             .select(design.data.columns)
         )
         dt = _fit(Comparisons(frame, kind="rankings"), seed=rep)
+        n_div += int(dt.sample_stats["diverging"].sum())
         post = dt.posterior
         for name in ("theta", "alpha", "sigma_theta", "sigma_log_alpha"):
             draws = post[name].values.reshape(-1, *post[name].shape[2:])[::thin]
@@ -73,30 +76,57 @@ def sbc_pvalues() -> dict[str, float]:
         for k in range(arr.shape[1]):
             counts = np.bincount(arr[:, k] * 10 // (n_draws + 1), minlength=10)
             pvals[f"{name}[{k}]"] = float(chisquare(counts).pvalue)
-    print("SBC p-values:", {k: round(v, 4) for k, v in pvals.items()})
+    print("SBC p-values:", {k: round(v, 4) for k, v in pvals.items()}, "divergences:", n_div)
+    pvals["divergent_share"] = n_div / (n_rep * 2 * NUTS["draws"])
     return pvals
 
 
 def test_sbc_ranks_of_strengths_and_discriminations_are_uniform(sbc_pvalues):
     """p > 0.001 for each of the 3 strengths, 5 discriminations and the spread of the
     log-discriminations (about 1% family-wise over 9 tests)."""
-    shown = {k: v for k, v in sbc_pvalues.items() if not k.startswith("sigma_theta")}
+    shown = {k: v for k, v in sbc_pvalues.items() if not k.startswith(("sigma_theta", "divergent"))}
     assert min(shown.values()) > 0.001, shown
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: with 3 systems the posterior of the strength scale sigma_theta sits "
-    "too high when the prior draw is small (an excess of low ranks, also non-centred, at "
-    "target_accept 0.95 and with a diagonal mass matrix); see the model card",
-)
 def test_sbc_ranks_of_the_strength_scale_are_uniform(sbc_pvalues):
+    """The scale of the strengths too (p > 0.001). Before the pooled raters' log alpha
+    were made to sum to zero this failed (p = 0.001) on these 200 prior draws; the
+    exact posterior (importance sampling from the prior) gave the same skew for them,
+    while 100 other streams of 300 draws gave uniform exact ranks (1% below p = 0.01),
+    so that failure was the draws', not the sampler's (model card, Calibration)."""
     assert sbc_pvalues["sigma_theta[0]"] > 0.001
+
+
+def test_sbc_fits_rarely_diverge(sbc_pvalues):
+    """At the defaults (non-centred strengths at 60 rankings of 3 systems) fewer than 0.5%
+    of the SBC draws diverge (measured 0.22%; centred strengths: 1.3%)."""
+    assert sbc_pvalues["divergent_share"] < 0.005
+
+
+def test_squality_rankings_converge_at_the_defaults():
+    """issue 20: the real SQuALITY rankings (900 rankings of 3 systems by 4 raters on 3
+    dimensions) fitted at the library defaults (4 x 1,000 NUTS draws): no divergence,
+    R-hat <= 1.01, bulk ESS >= 400 for every variable."""
+    import arviz_stats as azs
+
+    from raterstats import read_comparisons
+
+    path = Path(__file__).parents[2] / "examples/data/squality_rankings/rankings.csv"
+    dt = PlackettLuce().fit(read_comparisons(path), progress=False)
+    summ = azs.summary(dt, kind="diagnostics")
+    n_div = int(dt.sample_stats["diverging"].sum())
+    print(f"divergences {n_div}, max R-hat {summ['r_hat'].max()}, min bulk ESS "
+          f"{summ['ess_bulk'].min()}")  # fmt: skip
+    assert n_div == 0
+    assert float(summ["r_hat"].max()) <= 1.01
+    assert float(summ["ess_bulk"].min()) >= 400
 
 
 def test_interval_coverage_over_simulated_studies():
     """20 studies of 300 rankings of 4 of 6 systems by 12 human raters (alpha_sd 0.4):
-    the 90% intervals of theta (120) and of alpha (240), pooled, cover the truth 80-97%."""
+    the 90% intervals of theta (120) and of alpha (240), pooled, cover the truth 80-97%
+    (the truth in the model's units: alpha over, theta times, the panel's geometric mean
+    alpha)."""
     inside, total = 0, 0
     per = {"theta": [0, 0], "alpha": [0, 0]}
     for rep in range(20):
@@ -106,9 +136,12 @@ def test_interval_coverage_over_simulated_studies():
         )  # fmt: skip
         dt = _fit(sim.comparisons, seed=rep)
         post = dt.posterior
+        # the model's units: the panel's geometric mean alpha is 1 (all raters pooled here)
+        gm = float(np.exp(np.log(sim.truth["alpha"]).mean()))
         for name in ("theta", "alpha"):
             q = post[name].quantile([0.05, 0.95], dim=("chain", "draw"))
             true = sim.truth[name].sel({d: post[name][d] for d in post[name].dims[2:]})
+            true = true * gm if name == "theta" else true / gm
             hit = (q.isel(quantile=0) <= true) & (true <= q.isel(quantile=1))
             per[name][0] += int(hit.sum())
             per[name][1] += int(hit.size)

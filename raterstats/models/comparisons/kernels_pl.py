@@ -78,7 +78,7 @@ def prior_constant(data: RankingsData, priors: PriorParams) -> float:
     return (
         D * (half - math.log(priors.theta_scale))
         + (half - math.log(priors.alpha_scale))
-        - 0.5 * _LOG_2PI * (D * (M - 1) + P)
+        - 0.5 * _LOG_2PI * (D * (M - 1) + P - 1)
         + J * (-0.5 * _LOG_2PI - math.log(priors.judge_sd))
     )
 
@@ -90,9 +90,10 @@ def pack_data(data: RankingsData, priors: PriorParams) -> tuple[np.ndarray, np.n
     J = R - P
     width = int(np.diff(data.rk_start).max())
     o_az = D + D * (M - 1) + 1
+    # pooled raters: their position among the pooled; judges: their entry of x
     slot = np.empty(R, dtype=np.int64)
-    slot[data.pooled] = o_az + np.arange(P)
-    slot[~data.pooled] = o_az + P + np.arange(J)
+    slot[data.pooled] = np.arange(P)
+    slot[~data.pooled] = o_az + P - 1 + np.arange(J)
     header = [
         D, M, R, data.n_rankings, int(data.efron), P, J, width,
         int(priors.centred_theta), int(priors.centred_alpha),
@@ -239,26 +240,39 @@ def pl_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.ndarr
         for k in range(M - 1):
             theta[d, k] = mult * (x[off + k] - norm)
         theta[d, M - 1] = -mult * tot / rn
-    # discriminations: log alpha_j = sigma_a z_j (pooled) or its own value (judges)
+    # discriminations: the pooled raters' log alpha = Z(v) (zero-sum; non-centred
+    # v = sigma_a z, z ~ N(0, 1); centred v ~ N(0, sigma_a)); judges' their own value
     sa = math.exp(x[o_sa])
     ra = sa / a_scale
     lp += -0.5 * ra * ra + x[o_sa]
     grad[o_sa] += 1.0 - ra * ra
+    P = h[H_P]
+    o_az = o_sa + 1
+    tot_a = 0.0
+    for k in range(P - 1):
+        v = x[o_az + k]
+        tot_a += v
+        if ca:
+            q = v / sa
+            lp -= 0.5 * q * q + x[o_sa]
+            grad[o_az + k] -= q / sa
+            grad[o_sa] += q * q - 1.0
+        else:
+            lp -= 0.5 * v * v
+            grad[o_az + k] -= v
+    mult_a = 1.0 if ca else sa
+    rp = math.sqrt(P)
+    lap = np.empty(P)
+    for k in range(P - 1):
+        lap[k] = mult_a * (x[o_az + k] - tot_a / (rp + P))
+    lap[P - 1] = -mult_a * tot_a / rp
     la = np.empty(R)
     alpha = np.empty(R)
     for j in range(R):
-        v = x[slot[j]]
-        if pooled[j] == 1 and ca:
-            la[j] = v
-            q = v / sa
-            lp -= 0.5 * q * q + x[o_sa]
-            grad[slot[j]] -= q / sa
-            grad[o_sa] += q * q - 1.0
-        elif pooled[j] == 1:
-            la[j] = sa * v
-            lp -= 0.5 * v * v
-            grad[slot[j]] -= v
+        if pooled[j] == 1:
+            la[j] = lap[slot[j]]
         else:
+            v = x[slot[j]]
             la[j] = v
             q = (v - j_mu) / j_sd
             lp -= 0.5 * q * q
@@ -296,12 +310,20 @@ def pl_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.ndarr
             tot += g_theta[d, k]
         for k in range(M - 1):
             grad[off + k] += s * (g_theta[d, k] - tot / (rn + M) - g_theta[d, M - 1] / rn)
+    g_lap = np.zeros(P)
     for j in range(R):
-        if pooled[j] == 1 and not ca:
-            grad[slot[j]] += sa * g_la[j]
-            grad[o_sa] += g_la[j] * la[j]
+        if pooled[j] == 1:
+            g_lap[slot[j]] += g_la[j]
         else:
             grad[slot[j]] += g_la[j]
+    if not ca:
+        for k in range(P):
+            grad[o_sa] += g_lap[k] * lap[k]
+    tot_g = 0.0
+    for k in range(P - 1):
+        tot_g += g_lap[k]
+    for k in range(P - 1):
+        grad[o_az + k] += mult_a * (g_lap[k] - tot_g / (rp + P) - g_lap[P - 1] / rp)
     return lp
 
 

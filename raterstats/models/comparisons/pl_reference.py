@@ -17,10 +17,12 @@ Unconstrained vector ``x`` (:func:`block_slices`), with ``D`` dimensions, ``M`` 
     stored (variable ``theta_free``);
 ``log_sigma_log_alpha`` (1)
     log of the spread of the pooled raters' log-discriminations;
-``log_alpha_free`` (P)
-    non-centred, ``log alpha_j = sigma_log_alpha * z_j`` (variable ``log_alpha_z``);
-    centred, ``log alpha_j ~ N(0, sigma_log_alpha)`` (variable ``log_alpha_pooled``); the
-    population mean is fixed at 0;
+``log_alpha_free`` (P - 1)
+    free coordinates ``v`` of the pooled raters' log-discriminations, which sum to zero
+    (``log alpha_pooled = Z(v)``, a zero-sum normal: their sample mean is fixed at 0, which
+    sets the scale of ``theta``): non-centred, ``v = sigma_log_alpha * z`` (variable
+    ``log_alpha_z``); centred, ``v ~ N(0, sigma_log_alpha)`` (variable
+    ``log_alpha_pooled``);
 ``judge_log_alpha`` (J)
     the judges' own ``log alpha_j``.
 """
@@ -64,7 +66,7 @@ def block_slices(data: RankingsData) -> dict[str, slice]:
     ...                      n_llm_judges=1, n_comparisons=40, random_seed=1).comparisons)
     >>> {k: (s.start, s.stop) for k, s in block_slices(d).items()}  # doctest: +NORMALIZE_WHITESPACE
     {'log_sigma_theta': (0, 1), 'theta_free': (1, 4), 'log_sigma_log_alpha': (4, 5),
-     'log_alpha_free': (5, 8), 'judge_log_alpha': (8, 9)}
+     'log_alpha_free': (5, 7), 'judge_log_alpha': (7, 8)}
     """
     D, M = len(data.dimensions), len(data.systems)
     P, J = int(data.pooled.sum()), int((~data.pooled).sum())
@@ -72,7 +74,7 @@ def block_slices(data: RankingsData) -> dict[str, slice]:
         "log_sigma_theta": D,
         "theta_free": D * (M - 1),
         "log_sigma_log_alpha": 1,
-        "log_alpha_free": P,
+        "log_alpha_free": P - 1,
         "judge_log_alpha": J,
     }
     out, pos = {}, 0
@@ -93,7 +95,7 @@ def constrained_values(
     """The reported variables at the unconstrained vector ``x``: ``theta`` (dimension,
     system), ``alpha`` (rater), ``sigma_theta`` (dimension), ``sigma_log_alpha``,
     ``theta_z`` or ``theta_free`` (dimension, system_free), ``log_alpha_z`` or
-    ``log_alpha_pooled`` (pooled_rater) and, with judges, ``judge_log_alpha`` (judge)."""
+    ``log_alpha_pooled`` (pooled_rater_free) and, with judges, ``judge_log_alpha`` (judge)."""
     b = block_slices(data)
     D, M = len(data.dimensions), len(data.systems)
     sig_t = np.exp(x[b["log_sigma_theta"]])
@@ -103,7 +105,8 @@ def constrained_values(
     sig_a = float(np.exp(x[b["log_sigma_log_alpha"]][0]))
     za = x[b["log_alpha_free"]]
     la = np.empty(len(data.raters))
-    la[data.pooled] = za if params.centred_alpha else sig_a * za
+    v = za if params.centred_alpha else sig_a * za
+    la[data.pooled] = zero_sum_extend_np(v[:, None])[:, 0]
     la[~data.pooled] = x[b["judge_log_alpha"]]
     out = {
         "theta": theta,

@@ -119,6 +119,7 @@ class RankingsData:
             "system_free": [str(k) for k in range(len(self.systems) - 1)],
             S.RATER: list(self.raters),
             "pooled_rater": list(self.pooled_raters),
+            "pooled_rater_free": [str(k) for k in range(len(self.pooled_raters) - 1)],
         }
         if self.judges:
             out["judge"] = list(self.judges)
