@@ -14,6 +14,7 @@ grade. The results say both in their ``attrs``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -209,6 +210,35 @@ def win_rate(comparisons: Comparisons) -> xr.DataArray:
 # ---------------------------------------------------------------------------- Elo
 
 
+@functools.cache
+def _elo_kernel() -> Any:
+    """The compiled Elo loop (numba, cached on disk; imported on first use so that
+    importing raterstats does not load numba)."""
+    from numba import njit
+
+    @njit(cache=True, nogil=True)
+    def run(
+        a: np.ndarray,
+        b: np.ndarray,
+        s: np.ndarray,
+        valid: np.ndarray,
+        rating: np.ndarray,
+        k: float,
+        scale: float,
+    ) -> None:
+        for r in range(a.shape[0]):
+            for t in range(a.shape[1]):
+                if valid[r, t] == 0.0:
+                    continue
+                ia, ib = a[r, t], b[r, t]
+                expected = 1.0 / (1.0 + 10.0 ** ((rating[r, ib] - rating[r, ia]) / scale))
+                delta = k * (s[r, t] - expected)
+                rating[r, ia] += delta
+                rating[r, ib] -= delta
+
+    return run
+
+
 def _elo_run(
     a: np.ndarray,
     b: np.ndarray,
@@ -222,15 +252,16 @@ def _elo_run(
 ) -> np.ndarray:
     """Online Elo of several sequences at once: rows are replicates, columns steps
     (``valid`` false: padding, no update). Returns ``(replicates, m)`` ratings."""
-    reps = a.shape[0]
-    rating = np.full((reps, m), float(initial))
-    rows = np.arange(reps)
-    for t in range(a.shape[1]):
-        ia, ib = a[:, t], b[:, t]
-        expected = 1.0 / (1.0 + 10.0 ** ((rating[rows, ib] - rating[rows, ia]) / scale))
-        delta = k * (s[:, t] - expected) * valid[:, t]
-        rating[rows, ia] += delta
-        rating[rows, ib] -= delta
+    rating = np.full((a.shape[0], m), float(initial))
+    _elo_kernel()(
+        np.ascontiguousarray(a, dtype=np.int64),
+        np.ascontiguousarray(b, dtype=np.int64),
+        np.ascontiguousarray(s, dtype=np.float64),
+        np.ascontiguousarray(valid, dtype=np.float64),
+        rating,
+        float(k),
+        float(scale),
+    )
     return rating
 
 

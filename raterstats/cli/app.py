@@ -72,7 +72,7 @@ def describe_error(err: BaseException) -> tuple[int, str] | None:
     if isinstance(err, RatingsError | AgreementInputError):
         return 1, str(err)
     if isinstance(err, ModelInputError):
-        return 1, "the model cannot fit these ratings:\n  - " + "\n  - ".join(err.problems)
+        return 1, "the model cannot fit these data:\n  - " + "\n  - ".join(err.problems)
     if isinstance(err, StudyFileError | OutputPathError):
         return 2, str(err)
     if isinstance(err, OSError):
