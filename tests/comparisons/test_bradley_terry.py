@@ -134,6 +134,22 @@ def test_map_recovers_the_strengths_and_the_llm_position_bias():
     assert abs(post["beta"].sel(rater="llm1").item() - 0.8) < 0.35
 
 
+def test_map_does_not_depend_on_the_centring_chosen_for_nuts():
+    """issue 20: with centred=None, MAP takes the mode of the non-centred form (L-BFGS
+    converges in far fewer iterations there), whatever form NUTS would sample."""
+    sim = simulate_comparisons(n_systems=4, n_raters=6, n_comparisons=400, random_seed=5)
+    model = BradleyTerry()
+    assert model.is_centred(model.prepare(sim.comparisons))  # 200 judgments a system
+    auto = model.fit(sim.comparisons, method="map", random_seed=1, progress=False)
+    plain = BradleyTerry(centred=False).fit(
+        sim.comparisons, method="map", random_seed=1, progress=False
+    )
+    assert auto.posterior.attrs["map_form"] == "map_form"
+    assert plain.posterior.attrs["map_form"] == "as sampled"
+    for name in ("theta", "alpha", "beta", "theta_sd", "alpha_sd"):
+        np.testing.assert_allclose(auto.posterior[name], plain.posterior[name], rtol=1e-6)
+
+
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_fit_groups_and_shapes(family):
     sim = _sim(family, n_comparisons=150)
