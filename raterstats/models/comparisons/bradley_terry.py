@@ -30,6 +30,7 @@ from raterstats.models.comparisons.bt_reference import (
 )
 from raterstats.models.comparisons.pairs_data import OUTCOME_MODES, PairsData, prepare_pairs
 from raterstats.models.priors import Prior
+from raterstats.models.zerosum import zero_sum_extend_pt
 
 if TYPE_CHECKING:
     import pymc as pm
@@ -55,9 +56,9 @@ class BradleyTerry(Model):
 
     Strengths ``theta`` sum to zero over systems in each dimension (a zero-sum normal with
     a learnt scale ``theta_sd``). Human raters and raters of unrecorded kind (every rater
-    when there are none) form one population: ``log alpha_j ~ N(0, alpha_sd)`` (the mean
-    is fixed at 0, which sets the scale of ``theta``) and ``beta_j ~ N(beta_mean,
-    beta_sd)``; LLM judges (``rater_kind`` ``"llm"`` or any kind other than ``"human"``)
+    when there are none) form one population: their ``log alpha_j`` are a zero-sum normal
+    of scale ``alpha_sd`` (they sum to zero, which puts ``theta`` in the units of the
+    panel's geometric-mean rater) and ``beta_j ~ N(beta_mean, beta_sd)``; LLM judges (``rater_kind`` ``"llm"`` or any kind other than ``"human"``)
     are not pooled: ``log alpha_j ~ judge_log_alpha`` and
     ``beta_j ~ judge_beta``. The raters' hierarchies are non-centred; the strengths are
     centred when many judgments inform each (``centred``). ``models/bradley_terry/card.md``
@@ -195,13 +196,19 @@ class BradleyTerry(Model):
                 theta = pm.Deterministic(
                     "theta", theta_sd[:, None] * theta_z, dims=("dimension", "system")
                 )
-            la_z = pm.Normal("log_alpha_z", 0.0, 1.0, dims="pooled_rater")
             alpha_sd = pri["alpha_sd"].create("alpha_sd")
+            # the pooled raters' log alpha sum to zero: P - 1 free coordinates
+            n_pooled = pooled_idx.size
+            if n_pooled > 1:
+                la_z = pm.Normal("log_alpha_z", 0.0, 1.0, dims="pooled_rater_free")
+                la_pooled = zero_sum_extend_pt(alpha_sd * la_z[:, None], n_pooled)[:, 0]
+            else:
+                la_pooled = pt.zeros(n_pooled)
             b_z = pm.Normal("beta_z", 0.0, 1.0, dims="pooled_rater")
             beta_mean = pri["beta_mean"].create("beta_mean")
             beta_sd = pri["beta_sd"].create("beta_sd")
             log_alpha = pt.zeros(R)
-            log_alpha = pt.set_subtensor(log_alpha[pooled_idx], alpha_sd * la_z)
+            log_alpha = pt.set_subtensor(log_alpha[pooled_idx], la_pooled)
             beta = pt.zeros(R)
             beta = pt.set_subtensor(beta[pooled_idx], beta_mean + beta_sd * b_z)
             if judge_idx.size:
