@@ -58,9 +58,10 @@ class BradleyTerry(Model):
     a learnt scale ``theta_sd``). Human raters and raters of unrecorded kind (every rater
     when there are none) form one population: their ``log alpha_j`` are a zero-sum normal
     of scale ``alpha_sd`` (they sum to zero, which puts ``theta`` in the units of the
-    panel's geometric-mean rater) and ``beta_j ~ N(beta_mean, beta_sd)``; LLM judges (``rater_kind`` ``"llm"`` or any kind other than ``"human"``)
-    are not pooled: ``log alpha_j ~ judge_log_alpha`` and
-    ``beta_j ~ judge_beta``. The raters' hierarchies are non-centred; the strengths are
+    panel's geometric-mean rater) and ``beta_j ~ N(beta_mean, beta_sd)``; LLM judges
+    (``rater_kind`` ``"llm"`` or any kind other than ``"human"``) are not pooled:
+    ``log alpha_j ~ judge_log_alpha`` and ``beta_j ~ judge_beta``. The raters'
+    hierarchies are non-centred; the strengths are
     centred when many judgments inform each (``centred``). ``models/bradley_terry/card.md``
     gives the priors and their reasons.
 
