@@ -395,6 +395,11 @@ class Density:
     #: keywords win), e.g. ``{"adaptation": "low_rank"}`` for posteriors with strong linear
     #: correlations that a diagonal mass matrix handles badly
     sampler_defaults: Mapping[str, Any] | None = None
+    #: optional: the same model in another parametrisation for :func:`map_density` (e.g.
+    #: non-centred where NUTS samples a centred form, when L-BFGS converges much faster in
+    #: it); the mode on the unconstrained scale then is that form's (the log-Jacobians of
+    #: the two forms differ), and ``posterior.attrs["map_form"]`` says so
+    map_form: Callable[[], Density] | None = None
 
 
 def _nutpie_c_model(density: Density, seed: int) -> Any:
@@ -578,8 +583,9 @@ def map_density(
     The mode is taken on the density's unconstrained scale, log-Jacobians of the
     transforms included (as Stan's ``optimize(jacobian=True)``): a hierarchical scale
     parameter then has an interior mode where the mode on the constrained scale collapses
-    it to 0. ``posterior.attrs["map_scale"]`` says so. A run that does not converge warns
-    (as the PyMC MAP does) and records ``converged = False``.
+    it to 0. ``posterior.attrs["map_scale"]`` says so. When ``density.map_form`` is set the
+    mode is that of the density it returns (``posterior.attrs["map_form"]``). A run that
+    does not converge warns (as the PyMC MAP does) and records ``converged = False``.
 
     Examples
     --------
@@ -592,6 +598,9 @@ def map_density(
     """
     from scipy.optimize import minimize
 
+    form = "as sampled"
+    if density.map_form is not None:
+        density, form = density.map_form(), "map_form"
     seed = resolve_seed(random_seed)
     x0 = np.asarray(density.initial_point(np.random.default_rng([seed, 0])), float)
 
@@ -626,6 +635,7 @@ def map_density(
     out["posterior"].attrs.update(
         {
             "map_scale": "unconstrained (log-Jacobians included)",
+            "map_form": form,
             "optimiser": "L-BFGS-B",
             "iterations": int(res.nit),
             "sampling_time": seconds,

@@ -109,6 +109,34 @@ def test_compiled_density_equals_the_pymc_model(family, centred):
     assert next(b for b in BLOCKS if lay.block(b).stop > lay.block(b).start) == "theta_z"
 
 
+def test_pooled_log_alpha_sum_to_zero_also_with_one_pooled_rater():
+    """issue 20: the pooled raters' log alpha sum to zero (P - 1 free coordinates), which
+    sets the unit of theta; with one pooled rater its alpha is 1, and the compiled density,
+    the reference and the PyMC model still agree."""
+    for n_raters, n_judges in ((5, 1), (1, 2)):
+        sim = simulate_comparisons(
+            n_systems=4, n_raters=n_raters, n_llm_judges=n_judges, n_comparisons=120,
+            random_seed=4,
+        )  # fmt: skip
+        model = BradleyTerry()
+        data = model.prepare(sim.comparisons)
+        dens, lay = model.density(data), model.layout(data)
+        assert lay.block("log_alpha_z").stop - lay.block("log_alpha_z").start == n_raters - 1
+        pm_model = model.build_model(data)
+        logp = pm_model.compile_logp()
+        rng = np.random.default_rng(3)
+        diffs = []
+        for _ in range(3):
+            x = dens.initial_point(rng) + rng.normal(0, 0.5, dens.ndim)
+            v = dens.expand(x)
+            assert np.log(v["alpha"][data.pooled]).sum() == pytest.approx(0.0, abs=1e-12)
+            lp, _ = dens.logp_grad(x)
+            ref = log_density(x, lay, data, prior_constants(model.priors))
+            assert lp == pytest.approx(ref, rel=1e-10)
+            diffs.append(lp - float(logp(pymc_point(x, lay, data))))
+        assert np.ptp(diffs) < 1e-7
+
+
 def test_map_recovers_the_strengths_and_the_llm_position_bias():
     sim = simulate_comparisons(
         n_systems=10, n_raters=15, n_llm_judges=1, n_comparisons=6000, llm_bias=0.8,
@@ -121,8 +149,8 @@ def test_map_recovers_the_strengths_and_the_llm_position_bias():
     assert dt.attrs["logp_backend"] == "compiled"
     post, truth = dt.posterior, sim.truth
     humans = [r for r in sim.comparisons.raters if r.startswith("r")]
-    # the scale of theta is that of the average human rater (log alpha mean 0 in the
-    # population, not in the sample): compare strengths in the units of the sample's humans
+    # the scale of theta is that of the panel's geometric-mean human rater (their log
+    # alpha sum to zero in the model): compare strengths in the units of the sample's humans
     est = post["theta"].sel(dimension="d1").values.ravel()
     est = est * np.exp(np.log(post["alpha"].sel(rater=humans).values).mean())
     true = truth["theta"].sel(dimension="d1").values
@@ -132,6 +160,22 @@ def test_map_recovers_the_strengths_and_the_llm_position_bias():
     assert np.abs(est - true).max() < 0.25
     # the LLM judge's position bias (0.8; standard error about 0.1 on ~375 judgments)
     assert abs(post["beta"].sel(rater="llm1").item() - 0.8) < 0.35
+
+
+def test_map_does_not_depend_on_the_centring_chosen_for_nuts():
+    """issue 20: with centred=None, MAP takes the mode of the non-centred form (L-BFGS
+    converges in far fewer iterations there), whatever form NUTS would sample."""
+    sim = simulate_comparisons(n_systems=4, n_raters=6, n_comparisons=400, random_seed=5)
+    model = BradleyTerry()
+    assert model.is_centred(model.prepare(sim.comparisons))  # 200 judgments a system
+    auto = model.fit(sim.comparisons, method="map", random_seed=1, progress=False)
+    plain = BradleyTerry(centred=False).fit(
+        sim.comparisons, method="map", random_seed=1, progress=False
+    )
+    assert auto.posterior.attrs["map_form"] == "map_form"
+    assert plain.posterior.attrs["map_form"] == "as sampled"
+    for name in ("theta", "alpha", "beta", "theta_sd", "alpha_sd"):
+        np.testing.assert_allclose(auto.posterior[name], plain.posterior[name], rtol=1e-6)
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))

@@ -22,8 +22,9 @@ pytestmark = pytest.mark.slow
 
 
 def _prior_draw(model: BradleyTerry, data, rng: np.random.Generator) -> np.ndarray:
-    """An unconstrained point drawn from the model's (default) prior."""
-    lay = bt_layout(data)
+    """An unconstrained point drawn from the model's (default) prior (in the model's own
+    parametrisation of the strengths)."""
+    lay = model.layout(data)
     p = model.priors
     x = rng.normal(0.0, 1.0, lay.ndim)  # the standard normal blocks
 
@@ -54,7 +55,7 @@ def test_simulation_based_calibration(centred):
     the data simulated from it is uniform. 100 replicates of 50 Davidson judgments of 4
     systems by 3 human raters and 1 LLM judge; NUTS 2 chains x 200 draws (every 4th kept:
     100 draws, ranks 0..100, 5 bins). Threshold: the chi-square p-value of every
-    parameter is above 0.001 (about 0.01 over the 9 parameters, Bonferroni). Both forms
+    parameter is above 0.001 (about 0.01 over the 11 parameters, Bonferroni). Both forms
     of the strengths (non-centred is what ``centred=None`` picks on these data)."""
     design = simulate_comparisons(
         n_systems=4, n_raters=3, n_llm_judges=1, n_comparisons=50, ties=True, random_seed=8
@@ -65,7 +66,7 @@ def test_simulation_based_calibration(centred):
     lay = bt_layout(data, centred=centred)
     rng = np.random.default_rng(2024)
     names = ["theta[s1]", "theta[s2]", "theta[s3]", "theta[s4]", "alpha[r1]", "alpha[llm1]",
-             "beta[llm1]", "beta_mean", "nu"]  # fmt: skip
+             "beta[llm1]", "beta_mean", "nu", "theta_sd", "alpha_sd"]  # fmt: skip
     ranks: list[list[int]] = []
 
     def pick(v: dict) -> np.ndarray:
@@ -78,6 +79,8 @@ def test_simulation_based_calibration(centred):
                 np.asarray(v["beta"])[..., r.index("llm1")],
                 np.asarray(v["beta_mean"]),
                 np.asarray(v["nu"])[..., 0],
+                np.asarray(v["theta_sd"])[..., 0],
+                np.asarray(v["alpha_sd"]),
             ]
         )
 
@@ -111,7 +114,8 @@ def test_coverage_of_90_percent_intervals():
     """24 replicated studies (6 systems, 8 human raters and 1 LLM judge, 400 binary
     judgments with a human position bias of 0.2); the 90% equal-tailed intervals of theta,
     alpha and beta, pooled over parameters and replicates, cover the truth 80-97% of the
-    time."""
+    time (the truth in the model's units: theta times, alpha over, the geometric mean alpha
+    of the human raters, whose log alpha sum to zero in the model)."""
     covered, total = 0, 0
     for rep in range(24):
         sim = simulate_comparisons(
@@ -123,10 +127,13 @@ def test_coverage_of_90_percent_intervals():
             log_likelihood=False,
         )  # fmt: skip
         post = dt.posterior
+        humans = [r for r in sim.comparisons.raters if r.startswith("r")]
+        gm = float(np.exp(np.log(sim.truth["alpha"].sel(rater=humans)).mean()))
         for name in ("theta", "alpha", "beta"):
             lo = post[name].quantile(0.05, dim=("chain", "draw"))
             hi = post[name].quantile(0.95, dim=("chain", "draw"))
             true = sim.truth[name].sel({d: lo[d] for d in lo.dims})
+            true = true * gm if name == "theta" else true / gm if name == "alpha" else true
             inside = (lo <= true) & (true <= hi)
             covered += int(inside.sum())
             total += inside.size

@@ -185,6 +185,23 @@ def test_ties_and_partial_rankings_by_hand():
     )
 
 
+def test_map_does_not_depend_on_the_centring_chosen_for_nuts():
+    """issue 20: with centred=None, MAP takes the mode of the non-centred form, whatever
+    form NUTS would sample."""
+    sim = simulate_comparisons(
+        kind="rankings", n_systems=4, n_raters=6, n_comparisons=400, random_seed=5
+    )
+    model = PlackettLuce()
+    assert model.is_centred(model.prepare(sim.comparisons)) == (True, True)
+    auto = model.fit(sim.comparisons, method="map", random_seed=1, progress=False)
+    plain = PlackettLuce(centred=False).fit(
+        sim.comparisons, method="map", random_seed=1, progress=False
+    )
+    assert auto.posterior.attrs["map_form"] == "map_form"
+    for name in ("theta", "alpha", "sigma_theta", "sigma_log_alpha"):
+        np.testing.assert_allclose(auto.posterior[name], plain.posterior[name], rtol=1e-6)
+
+
 def test_map_recovers_the_strengths():
     """MAP on 1,500 rankings of 4 of 8 systems by 25 raters: every strength within 0.25 of
     the truth (posterior sd here is about 0.08) and the true order recovered."""

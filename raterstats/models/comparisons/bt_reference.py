@@ -17,8 +17,10 @@ block                   length          meaning
 ``theta_z``             ``D (M - 1)``   zero-sum coordinates of the standardised strengths
                                         (of the strengths themselves when centred)
 ``log_theta_sd``        ``D``           log scale of the strengths per dimension
-``log_alpha_z``         ``P``           standardised log-discriminations of pooled raters
-``log_alpha_sd``        1               log of their spread (their mean is fixed at 0)
+``log_alpha_z``         ``P - 1``       zero-sum coordinates of the standardised
+                                        log-discriminations of the pooled raters (they
+                                        sum to zero, which sets the scale of ``theta``)
+``log_alpha_sd``        1               log of their spread
 ``beta_z``              ``P``           standardised position biases of pooled raters
 ``beta_mean``           1               mean position bias of pooled raters
 ``log_beta_sd``         1               log of their spread
@@ -80,7 +82,7 @@ VARIABLE_DIMS: dict[str, tuple[str, ...]] = {
     "theta_z": ("dimension", "system"),
     "theta_sd": ("dimension",),
     "theta": ("dimension", "system"),
-    "log_alpha_z": ("pooled_rater",),
+    "log_alpha_z": ("pooled_rater_free",),
     "alpha_sd": (),
     "beta_z": ("pooled_rater",),
     "beta_mean": (),
@@ -122,7 +124,7 @@ class BTLayout:
     >>> c = simulate_comparisons(n_systems=4, n_raters=3, n_comparisons=50).comparisons
     >>> lay = bt_layout(prepare_pairs(c, ties="auto", cutpoints="symmetric"))
     >>> lay.ndim, lay.block("log_alpha_z")
-    (13, slice(4, 7, None))
+    (12, slice(4, 6, None))
     """
 
     n_dim: int
@@ -164,7 +166,7 @@ def bt_layout(data: PairsData, *, centred: bool = False) -> BTLayout:
     P, J = int(data.pooled.sum()), int((~data.pooled).sum())
     K = data.max_grade
     n_out = {"binary": 0, "davidson": 1, "symmetric": K, "free": 2 * K}[data.mode]
-    sizes = (D * (M - 1), D, P, 1, P, 1, 1, J, J, D * n_out)
+    sizes = (D * (M - 1), D, P - 1, 1, P, 1, 1, J, J, D * n_out)
     offsets, o = {}, 0
     for name, n in zip(BLOCKS, sizes, strict=True):
         offsets[name] = o
@@ -194,7 +196,7 @@ def constrained_values(x: np.ndarray, lay: BTLayout, data: PairsData) -> dict[st
     jb = x[lay.block("judge_beta")]
     log_alpha = np.empty(P + J)
     beta = np.empty(P + J)
-    log_alpha[data.pooled] = alpha_sd * za
+    log_alpha[data.pooled] = zero_sum_extend_np(alpha_sd * za[:, None])[:, 0]
     log_alpha[~data.pooled] = jla
     beta[data.pooled] = beta_mean + beta_sd * zb
     beta[~data.pooled] = jb
@@ -331,12 +333,13 @@ def pymc_point(x: np.ndarray, lay: BTLayout, data: PairsData) -> dict[str, np.nd
     pt: dict[str, Any] = {
         theta_name: x[lay.block("theta_z")].reshape(D, M - 1),
         "theta_sd_log__": x[lay.block("log_theta_sd")],
-        "log_alpha_z": x[lay.block("log_alpha_z")],
         "alpha_sd_log__": np.asarray(x[lay.offsets["log_alpha_sd"]]),
         "beta_z": x[lay.block("beta_z")],
         "beta_mean": np.asarray(x[lay.offsets["beta_mean"]]),
         "beta_sd_log__": np.asarray(x[lay.offsets["log_beta_sd"]]),
     }
+    if lay.n_pooled > 1:  # one pooled rater: no free coordinate (its log alpha is 0)
+        pt["log_alpha_z"] = x[lay.block("log_alpha_z")]
     if lay.n_judge:
         pt["judge_log_alpha"] = x[lay.block("judge_log_alpha")]
         pt["judge_beta"] = x[lay.block("judge_beta")]

@@ -207,12 +207,22 @@ def bt_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, prior: np.nd
         z = (x[t] - prior[7]) / prior[8]
         total -= 0.5 * z * z
         grad[t] -= z / prior[8]
+    # pooled raters' log alpha: sum to zero, lap = alpha_sd * zero_sum_extend(z)
+    P = ints[BTInt.N_POOLED]
+    rp = math.sqrt(P)
+    tot_a = 0.0
+    for k in range(P - 1):
+        tot_a += x[o_za + k]
+    lap = np.empty(P)
+    for k in range(P - 1):
+        lap[k] = sa * (x[o_za + k] - tot_a / (rp + P))
+    lap[P - 1] = -sa * tot_a / rp
     alpha = np.empty(R)
     beta = np.empty(R)
     for j in range(R):
         p = rpos[j]
         if pooled[j]:
-            alpha[j] = math.exp(sa * x[o_za + p])
+            alpha[j] = math.exp(lap[p])
             beta[j] = bm + sb * x[o_zb + p]
         else:
             alpha[j] = math.exp(x[o_jla + p])
@@ -335,18 +345,25 @@ def bt_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, prior: np.nd
         if not centred:
             grad[o_lts + d] += dls
     # raters
+    g_lap = np.zeros(P)
     for j in range(R):
         p = rpos[j]
         dla = dalpha[j] * alpha[j]
         if pooled[j]:
-            grad[o_za + p] += dla * sa
-            grad[o_las] += dla * sa * x[o_za + p]
+            g_lap[p] += dla
             grad[o_zb + p] += dbeta[j] * sb
             grad[o_bm] += dbeta[j]
             grad[o_lbs] += dbeta[j] * sb * x[o_zb + p]
         else:
             grad[o_jla + p] += dla
             grad[o_jb + p] += dbeta[j]
+    tot_g = 0.0
+    for k in range(P):
+        grad[o_las] += g_lap[k] * lap[k]
+    for k in range(P - 1):
+        tot_g += g_lap[k]
+    for k in range(P - 1):
+        grad[o_za + k] += sa * (g_lap[k] - tot_g / (rp + P) - g_lap[P - 1] / rp)
     # outcome parameters
     if mode == 1:
         for d in range(D):

@@ -108,6 +108,7 @@ class PairsData:
             S.SYSTEM: list(self.systems),
             S.RATER: list(self.raters),
             "pooled_rater": list(self.pooled_raters),
+            "pooled_rater_free": [str(k) for k in range(len(self.pooled_raters) - 1)],
             "judge": list(self.judges),
             "comparison": list(range(self.n_obs)),
         }

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -297,12 +298,27 @@ class PlackettLuce(Model):
         """The log density with a hand-written gradient (numba, compiled once per
         installation; :mod:`~raterstats.models.comparisons.kernels_pl`) and its C callback
         for nutpie; None for non-default prior families. The model has no EM estimate, so
-        ``start`` must be None."""
+        ``start`` must be None.
+
+        With ``centred=None`` (the default) and a centred block, the density's ``map_form``
+        is the non-centred form: ``method="map"`` then gives the mode of the
+        ``centred=False`` density whatever form NUTS samples (the mode on the unconstrained
+        scale differs between the forms by their log-Jacobians)."""
         if start is not None:
             raise ValueError(f"{self.name}: no starting point other than the model's own")
         pri = self.prior_params(data)
         if pri is None:
             return None
+        plain = replace(pri, centred_theta=False, centred_alpha=False)
+        auto = self._options["centred"] is None and pri != plain
+        return self._density(
+            data, pri, (lambda: self._density(data, plain, None)) if auto else None
+        )
+
+    def _density(
+        self, data: RankingsData, pri: PriorParams, map_form: Callable[[], Density] | None
+    ) -> Density:
+        """The compiled density in the parametrisation ``pri`` (:meth:`density`)."""
         from raterstats.models.comparisons.kernels_pl import pack_data, pl_entry, pl_logp_cb
         from raterstats.nutpie_callbacks import callback_buffer
 
@@ -343,6 +359,7 @@ class PlackettLuce(Model):
             # low-rank adaptation left 1-6 divergences per 4 x 1,000 draws, diag none
             # (model card, Computation)
             sampler_defaults={"adaptation": "diag"},
+            map_form=map_form,
         )
 
     # -------------------------------------------------------------- stored groups
