@@ -14,8 +14,9 @@ the script prints. Parts:
    health, the ranking with P(a > b) and rank probabilities beside
    win rate, Elo and maximum-likelihood Bradley-Terry, and each worker's discrimination.
 3. Pairwise judgments on the simulator (``simulate_comparisons``): an LLM judge with a
-   position bias that saw one system first; Bradley-Terry recovers the bias, win rate is
-   misled; then the same over 20 simulated studies.
+   position bias that saw one system first; a Bradley-Terry fit (NUTS at the defaults, then
+   refitted until its checks pass) recovers the bias, win rate is misled; then the same
+   over 20 simulated studies.
 4. Which design: absolute ratings, pairs or rankings for the same rater hours
    (``compare_design_kinds``, 40 replicates per design so that it runs in about a minute).
 
@@ -285,11 +286,20 @@ def llm_judge() -> None:
         c,
         c.summary().raters.select("rater", "rater_kind", "judgments", "first_preferred_share"),
     )
-    # three pooled raters inform the spreads of their discriminations and biases little:
-    # at the defaults NUTS diverges, so the fit is refitted with a higher target_accept
+    # NUTS at the defaults: three pooled raters inform the spread of their position biases
+    # little, and the sampler diverges where that spread is large; a higher target_accept
+    # gets through
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         first = rs.BradleyTerry().fit(c, random_seed=1)
+    diverging = first["sample_stats"]["diverging"].values.ravel().astype(bool)
+    spread = first["posterior"]["beta_sd"].values.ravel()
+    show(
+        "judge-fit-default",
+        rs.diagnose(first, warn=False),
+        f"beta_sd: median {np.median(spread):.2f} over all draws, "
+        f"{np.median(spread[diverging]):.2f} over the divergent ones",
+    )
     fit = rs.BradleyTerry().fit(c, random_seed=1, target_accept=0.99)
     bt = rs.rank_systems(fit, random_seed=1)
     wr_boot = rs.rank_systems(c, method="win_rate", n_boot=1000, random_seed=1)
@@ -318,11 +328,19 @@ def llm_judge() -> None:
         ),
     }
     summ = pl.from_pandas(rs.rater_summary(fit).to_dataframe().reset_index())
+    # the truth in the model's units: the pooled (human) raters' log alpha sum to zero, so
+    # the true alpha are divided by the physicians' true geometric-mean alpha
+    humans = [
+        str(r)
+        for r, k in zip(truth["rater"].values, truth["rater_kind"].values, strict=True)
+        if k == "human"
+    ]
+    g = float(np.exp(np.log(truth["alpha"].sel(rater=humans)).mean()))
     summ = summ.join(
         pl.DataFrame(
             {
                 "rater": [str(r) for r in truth["rater"].values],
-                "true alpha": truth["alpha"].values,
+                "true alpha": truth["alpha"].values / g,
                 "true beta": truth["beta"].values,
             }
         ),
@@ -330,13 +348,13 @@ def llm_judge() -> None:
     )
     show(
         "judge-fit",
-        "at the defaults: " + "; ".join(str(rs.diagnose(first, warn=False)).splitlines()[:2]),
         f"target_accept=0.99: {rs.diagnose(fit, warn=False)}",
         pl.DataFrame(rows),
         *(f"P({target} > {neighbour}), {k}: {v:.3f}" for k, v in p.items()),
     )
     show(
         "judge-raters",
+        f"the physicians' true geometric-mean alpha (the model's unit): {g:.3f}",
         summ.select(
             "rater",
             "rater_kind",
