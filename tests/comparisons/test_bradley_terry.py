@@ -301,3 +301,16 @@ def test_card_front_matter_matches_the_code():
     ref = json.loads((folder / "reference.json").read_text())
     assert ref["settings"]["model"] == BradleyTerry.name
     assert ref["diagnostics"]["divergences"] == 0
+
+
+def test_nuts_targets_an_acceptance_rate_of_0_9_unless_told_otherwise():
+    """issue 20: small panels diverged at nutpie's 0.8; the compiled-density fit targets 0.9
+    by default (recorded in the fit) and the caller's target_accept wins."""
+    from raterstats.models.comparisons.bradley_terry import TARGET_ACCEPT
+
+    c = simulate_comparisons(n_systems=3, n_raters=3, n_comparisons=60, random_seed=1).comparisons
+    short = {"draws": 30, "tune": 30, "chains": 1, "progress": False, "log_likelihood": False}
+    dt = BradleyTerry().fit(c, **short)
+    assert dt.posterior.attrs["target_accept"] == TARGET_ACCEPT == 0.9
+    dt = BradleyTerry().fit(c, target_accept=0.97, **short)
+    assert dt.posterior.attrs["target_accept"] == 0.97
