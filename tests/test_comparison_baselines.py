@@ -273,11 +273,8 @@ def test_compare_rankings_puts_the_baselines_beside_a_posterior_ranking() -> Non
 
 
 def test_compare_rankings_beside_a_bradley_terry_fit() -> None:
-    bt = getattr(models, "BradleyTerry", None)
-    if bt is None:
-        pytest.skip("raterstats.models.BradleyTerry (issue 20, the models part) is not here yet")
     c = _sim()
-    fit = bt().fit(c, method="map", random_seed=0)
+    fit = models.BradleyTerry().fit(c, method="map", random_seed=0)
     rankings = {"model": rank_systems(fit), "ml": rank_systems(c, method="bradley_terry_ml")}
     table = compare_rankings(rankings)
     assert set(table["source"].to_list()) == {"model", "ml"}

@@ -27,7 +27,6 @@ from raterstats.design import (
     kinds_table,
     mean_rating_scores,
 )
-from raterstats.models import registered_models
 from raterstats.simulate_kinds import SimulatedKinds, simulate_kinds, true_strengths
 
 THETA = {"gpt": 0.6, "med": 0.2, "doc": -0.2, "base": -0.6}
@@ -411,18 +410,6 @@ def test_comparison_input_errors(options: list, kwargs: dict, match: str) -> Non
         compare_design_kinds(options, **{**base, **kwargs})
 
 
-MODELS_HERE = {"bradley_terry", "plackett_luce"} <= set(registered_models())
-
-
-@pytest.mark.skipif(MODELS_HERE, reason="the comparison models are registered")
-def test_default_estimator_without_its_model_says_so() -> None:
-    with pytest.raises(ValueError, match="needs the model 'bradley_terry'"):
-        compare_design_kinds(
-            [DesignOption("pairs", 2, 1)], study={"theta": THETA}, n_replicates=2, max_workers=1
-        )
-
-
-@pytest.mark.skipif(not MODELS_HERE, reason="BradleyTerry / PlackettLuce are not registered")
 def test_default_estimators_rank_pairs_and_rankings() -> None:
     opts = [DesignOption("pairs", 12, 20), DesignOption("rankings", (3, 2), 60)]
     ds = compare_design_kinds(

@@ -1,7 +1,6 @@
 """The default estimators of :func:`~raterstats.design.kinds.compare_design_kinds`: a
 score per system from one simulated study of each kind of judgment (absolute ratings:
-the mean rating; pairs: Bradley-Terry; rankings: Plackett-Luce, both by MAP, the models
-looked up in the registry when called).
+the mean rating; pairs: Bradley-Terry; rankings: Plackett-Luce, both by MAP).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import xarray as xr
 
 from raterstats import schema as S
 from raterstats.comparisons import Comparisons
-from raterstats.models import model_class
+from raterstats.models import BradleyTerry, Model, PlackettLuce
 from raterstats.ratings import Ratings
 
 #: a function of one study's table (Ratings or Comparisons) to scores by system
@@ -46,15 +45,15 @@ def mean_rating_scores(ratings: Ratings) -> xr.DataArray:
     )
 
 
-def map_strengths(model_name: str, comparisons: Comparisons) -> xr.DataArray:
-    """System strengths ``theta`` (posterior mode) of the comparison model registered as
-    ``model_name``, fitted with ``method="map"`` to one-dimension ``comparisons``;
-    ``attrs["fit_warning"]`` says when the optimisation did not converge.
+def map_strengths(cls: type[Model], comparisons: Comparisons) -> xr.DataArray:
+    """System strengths ``theta`` (posterior mode) of the comparison model ``cls``, fitted
+    with ``method="map"`` to one-dimension ``comparisons``; ``attrs["fit_warning"]`` says
+    when the optimisation did not converge.
 
     Parameters
     ----------
-    model_name : str
-        A registered model (``"bradley_terry"``, ``"plackett_luce"``).
+    cls : type
+        :class:`~raterstats.BradleyTerry` or :class:`~raterstats.PlackettLuce`.
     comparisons : Comparisons
         The judgments (one dimension).
 
@@ -63,7 +62,6 @@ def map_strengths(model_name: str, comparisons: Comparisons) -> xr.DataArray:
     xr.DataArray
         Dims ``system``.
     """
-    cls = model_class(model_name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a failed optimisation is recorded below instead
         dt = cls().fit(comparisons, method="map", random_seed=0, progress=False)
@@ -81,26 +79,24 @@ def map_strengths(model_name: str, comparisons: Comparisons) -> xr.DataArray:
 def bradley_terry_scores(comparisons: Comparisons) -> xr.DataArray:
     """The default estimator of pair designs: Bradley-Terry MAP strengths
     (``raterstats.models.BradleyTerry``, :func:`map_strengths`)."""
-    return map_strengths("bradley_terry", comparisons)
+    return map_strengths(BradleyTerry, comparisons)
 
 
 def plackett_luce_scores(comparisons: Comparisons) -> xr.DataArray:
     """The default estimator of ranking designs: Plackett-Luce MAP strengths
     (``raterstats.models.PlackettLuce``, :func:`map_strengths`)."""
-    return map_strengths("plackett_luce", comparisons)
+    return map_strengths(PlackettLuce, comparisons)
 
 
-#: the default estimator, its model (None: no model) and its description, per kind
-DEFAULT_ESTIMATORS: dict[str, tuple[Estimator, str | None, str]] = {
-    "absolute": (mean_rating_scores, None, "the mean rating of each system"),
+#: the default estimator and its description, per kind
+DEFAULT_ESTIMATORS: dict[str, tuple[Estimator, str]] = {
+    "absolute": (mean_rating_scores, "the mean rating of each system"),
     "pairs": (
         bradley_terry_scores,
-        "bradley_terry",
         "Bradley-Terry strengths, posterior mode (BradleyTerry, method='map')",
     ),
     "rankings": (
         plackett_luce_scores,
-        "plackett_luce",
         "Plackett-Luce strengths, posterior mode (PlackettLuce, method='map')",
     ),
 }

@@ -29,7 +29,6 @@ from raterstats.checks import check_arguments, check_counts, real_problem
 from raterstats.design.budget import run_tasks
 from raterstats.design.kind_estimators import DEFAULT_ESTIMATORS, Estimator
 from raterstats.formatting import visible
-from raterstats.models import registered_models
 from raterstats.simulate_kinds import KINDS, SimulatedKinds, simulate_kinds, true_strengths
 
 #: ``attrs["analysis"]`` of a :func:`compare_design_kinds` result
@@ -227,13 +226,7 @@ def _resolve_estimators(
             out[kind] = fn
             words.append(f"{kind}: {visible(str(name))} (given)")
             continue
-        fn, model, text = DEFAULT_ESTIMATORS[kind]
-        if model is not None and model not in registered_models():
-            raise ValueError(
-                f"compare_design_kinds: the default estimator of {kind} designs needs the "
-                f"model {model!r}, which is not registered in this installation; pass "
-                f"estimators={{{kind!r}: function(table) -> scores by system}}"
-            )
+        fn, text = DEFAULT_ESTIMATORS[kind]
         out[kind] = fn
         words.append(f"{kind}: {text}")
     return out, "; ".join(words)
