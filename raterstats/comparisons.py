@@ -32,7 +32,7 @@ from typing import Any, Literal
 import polars as pl
 
 from raterstats import schema as S
-from raterstats.formatting import escape_markdown, markdown_table
+from raterstats.formatting import escape_markdown, format_cell, markdown_table
 from raterstats.provenance import Exclusion, Provenance
 
 Kind = Literal["pairs", "rankings"]
@@ -492,6 +492,19 @@ def connected_components(
     return sorted((sorted(g) for g in groups.values()), key=lambda g: (-len(g), g[0]))
 
 
+def _shown(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` for a Markdown table: a missing value reads ``n/a`` (a share that does not
+    apply, e.g. the shown-first share without a recorded order) or ``not recorded`` (a rater
+    kind), not ``None``."""
+    return frame.with_columns(
+        pl.col(c).cast(pl.String).fill_null("not recorded" if c == S.RATER_KIND else "n/a")
+        if frame.schema[c] == pl.String or frame.schema[c] == pl.Null
+        else pl.col(c).map_elements(format_cell, return_dtype=pl.String).fill_null("n/a")
+        for c in frame.columns
+        if frame.get_column(c).null_count()
+    )
+
+
 def _mean(frame: pl.DataFrame, expr: pl.Expr) -> float:
     """Mean of ``expr`` over ``frame`` as a float (0.0 for an empty frame)."""
     if frame.height == 0:
@@ -671,8 +684,8 @@ class ComparisonsSummary:
         lines += [f"- excluded: {escape_markdown(str(e))}" for e in self.exclusions]
         lines += [f"- ignored column: {escape_markdown(c)}" for c in self.ignored_columns]
         lines += [f"- note: {escape_markdown(n)}" for n in self.notes]
-        lines += ["", "### Per dimension", "", markdown_table(self.cells), ""]
-        lines += ["### Per rater", "", markdown_table(self.raters), ""]
+        lines += ["", "### Per dimension", "", markdown_table(_shown(self.cells)), ""]
+        lines += ["### Per rater", "", markdown_table(_shown(self.raters)), ""]
         return "\n".join(lines)
 
 
