@@ -49,6 +49,8 @@ RANKING_ROLES: dict[str, tuple[str, ...]] = {
     RANK: ("rank", "ranking", "position", "place"),
     S.DIMENSION: PAIR_ROLES[S.DIMENSION],
     S.RATER_KIND: PAIR_ROLES[S.RATER_KIND],
+    # after RANK, so that a file whose ranks are in a column called "ranking" keeps them
+    RANKING: ("ranking", "ranking_id"),
 }
 _REQUIRED = {"pairs": (SYSTEM_A, SYSTEM_B, OUTCOME, S.RATER), "rankings": (S.SYSTEM, RANK, S.RATER)}
 
@@ -138,6 +140,8 @@ def _outcomes(
             code = int(float(text)) if _INT.match(text) else None
         elif key in OUTCOME_WORDS:
             code = OUTCOME_WORDS[key]
+        elif _INT.match(text) and int(float(text)) in (-1, 0, 1):
+            code = int(float(text))  # the canonical codes, as Comparisons.data writes them
         elif text and text == a:
             code = 1
         elif text and text == b:
@@ -152,8 +156,9 @@ def _outcomes(
         expected = f"an integer from -{k} to {k} (graded={k}; positive: system_a preferred)"
     else:
         expected = (
-            "'a', 'b' or 'tie' (also model_a / model_b, draw, or the name of system_a or "
-            "system_b; map other words with outcomes=, or declare a graded scale with graded=)"
+            "'a', 'b' or 'tie' (also 1 / -1 / 0, model_a / model_b, draw, or the name of "
+            "system_a or system_b; map other words with outcomes=, or declare a graded scale "
+            "with graded=)"
         )
     for value, rows in bad.items():
         problems.append(Problem(col, value, expected, tuple(rows)))
@@ -215,15 +220,18 @@ def read_comparisons(
         ``system_a``, ``system_b``, ``outcome``, ``rater`` (required), ``question``,
         ``dimension``, ``shown_first``, ``rater_kind``, ``comparison`` (an id; must be
         unique). Rankings: ``system``, ``rank``, ``rater`` (required), ``question``,
-        ``dimension``, ``rater_kind``. :data:`PAIR_ROLES` and :data:`RANKING_ROLES` list
+        ``dimension``, ``rater_kind``, ``ranking`` (an id of each ranking, needed when a
+        rater ranks one question's systems more than once; default: one ranking per
+        question, rater and dimension). :data:`PAIR_ROLES` and :data:`RANKING_ROLES` list
         the accepted names (``model_a``, ``winner``, ``judge``, ...).
     kind : {"pairs", "rankings"}, optional
         Default: rankings when a ``rank`` column is found, pairs otherwise.
     graded : int, optional
         Pairs only: the outcomes are integers ``-graded..graded`` (e.g. 2 for a -2..2
         scale; positive: ``system_a`` better, 0: no difference). Default: the outcomes are
-        ``a`` / ``b`` / ``tie`` (also ``model_a`` / ``model_b``, ``draw``, or the winning
-        system's name).
+        ``a`` / ``b`` / ``tie`` (also ``1`` / ``-1`` / ``0``, the codes
+        :attr:`Comparisons.data` holds, so that a table written from it reads back;
+        ``model_a`` / ``model_b``, ``draw``, or the winning system's name).
     outcomes : mapping, optional
         Pairs only: ``{value in the file: "a" | "b" | "tie" | integer}`` for other outcome
         words (``{"Response 1": "a", "Response 2": "b", "Same": "tie"}``).
@@ -366,11 +374,25 @@ def read_comparisons(
             )
         out = out.with_columns(num.alias(RANK))
         key = [S.QUESTION, S.RATER, S.DIMENSION]
-        out = out.with_columns(
-            pl.concat_str([pl.col(c).fill_null("") for c in key], separator=S.UNIT_SEP).alias(
-                RANKING
+        if RANKING in found:  # an id of each ranking: one question, rater and dimension
+            _empty(out, RANKING, found[RANKING], problems, "a ranking id")
+            mixed = (
+                out.filter(pl.col(RANKING).is_not_null())
+                .group_by(RANKING)
+                .agg(pl.struct(key).n_unique().alias("n"), pl.col(S.ROW))
+                .filter(pl.col("n") > 1)
             )
-        )
+            for value, _, rows_ in mixed.iter_rows():
+                problems.append(
+                    Problem(found[RANKING], value, "a ranking id used for one question, rater "
+                            "and dimension only", tuple(sorted(rows_)))
+                )  # fmt: skip
+        else:
+            out = out.with_columns(
+                pl.concat_str([pl.col(c).fill_null("") for c in key], separator=S.UNIT_SEP).alias(
+                    RANKING
+                )
+            )
         dup = out.filter(
             pl.struct(RANKING, S.SYSTEM).is_duplicated() & pl.col(S.SYSTEM).is_not_null()
         )

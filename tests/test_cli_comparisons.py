@@ -82,14 +82,15 @@ def test_validate_squality_rankings():
 
 
 def test_bad_comparison_data_exit_1_with_every_problem(tmp_path, files):
-    """issue 20: bad data exit 1 listing every problem (here integer outcomes read as
-    a / b / tie, and a system compared with itself)."""
+    """issue 20: bad data exit 1 listing every problem (here an integer outcome beyond the
+    a / b / tie codes 1 / -1 / 0 without a graded scale, an unknown word, and a system
+    compared with itself)."""
     bad = tmp_path / "bad.csv"
-    bad.write_text("system_a,system_b,rater,outcome\nx,y,r1,1\nx,x,r1,a\ny,x,r2,maybe\n")
+    bad.write_text("system_a,system_b,rater,outcome\nx,y,r1,2\nx,x,r1,a\ny,x,r2,maybe\n")
     code, _, err = run("validate", bad, "--comparisons", "pairs")
     assert code == 1
     assert "problems in comparisons" in err
-    assert "'1'" in err and "'maybe'" in err and "row 2, column 'system_b'" in err
+    assert "'2'" in err and "'maybe'" in err and "row 2, column 'system_b'" in err
 
 
 @pytest.mark.parametrize(

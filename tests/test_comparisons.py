@@ -150,3 +150,45 @@ def test_simulator_truth_and_position_bias_show_in_the_summary() -> None:
     ranks = simulate_comparisons(kind="rankings", n_comparisons=20, ranking_size=3).comparisons
     per = ranks.data.group_by("ranking").agg(pl.col("rank").sort())
     assert all(r == [1.0, 2.0, 3.0] for r in per["rank"].to_list())
+
+
+@pytest.mark.parametrize(
+    ("settings", "graded"),
+    [
+        ({"ties": True, "n_llm_judges": 1}, None),
+        ({"max_grade": 2}, 2),
+        ({"kind": "rankings"}, None),
+    ],
+)
+def test_a_table_written_from_comparisons_reads_back(
+    tmp_path: Path, settings: dict, graded: int | None
+) -> None:
+    """issue 20: the canonical table (outcomes as -1 / 0 / 1 codes, or -K..K with the scale
+    declared; rankings as they are) written to CSV reads back into the same judgments."""
+    c = simulate_comparisons(n_systems=4, n_comparisons=80, random_seed=2, **settings).comparisons
+    path = tmp_path / "c.csv"
+    c.data.drop("source_row").write_csv(path)
+    back = read_comparisons(path, graded=graded)
+    assert back.kind == c.kind and back.max_grade == c.max_grade
+    assert back.data.drop("source_row").equals(c.data.drop("source_row"))
+
+
+def test_ranking_ids_tell_repeated_rankings_apart() -> None:
+    """issue 20: a rater who ranks one question's systems twice needs a ranking id; an id
+    that spans two questions (or raters, dimensions) is a problem naming its rows."""
+    frame = pl.DataFrame(
+        {
+            "ranking": ["k1", "k1", "k2", "k2"],
+            "question": ["q1"] * 4,
+            "rater": ["x"] * 4,
+            "system": ["a", "b", "a", "b"],
+            "rank": [1, 2, 2, 1],
+        }
+    )
+    r = read_comparisons(frame)
+    assert r.n_judgments == 2 and r.data["ranking"].unique().sort().to_list() == ["k1", "k2"]
+    with pytest.raises(RatingsError, match="each system once per ranking"):
+        read_comparisons(frame.drop("ranking"))
+    with pytest.raises(RatingsError) as err:
+        read_comparisons(frame.with_columns(pl.Series("question", ["q1", "q2", "q1", "q1"])))
+    assert any(p.value == "k1" and p.rows == (1, 2) for p in err.value.problems)
