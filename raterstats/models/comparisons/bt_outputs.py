@@ -146,9 +146,11 @@ def strength_rater_summary(dt: xr.DataTree, *, ci_prob: float) -> xr.Dataset:
     return out
 
 
-def strength_score_draws(dt: xr.DataTree) -> xr.DataArray:
-    """Draws of the strengths ``theta`` (chain, draw, dimension, system) with
-    ``attrs["source"]``."""
+def strength_score_draws(
+    dt: xr.DataTree, *, source: str = "Bradley-Terry strength (dimension)"
+) -> xr.DataArray:
+    """Draws of the strengths ``theta`` (chain, draw, dimension, system) of a comparison
+    model's fit (Bradley-Terry or Plackett-Luce), with ``attrs["source"] = source``."""
     th = dt["posterior"].to_dataset()["theta"]
     draws = th.transpose("chain", "draw", S.DIMENSION, S.SYSTEM).astype(float)
     draws = draws.assign_coords(
@@ -157,7 +159,7 @@ def strength_score_draws(dt: xr.DataTree) -> xr.DataArray:
             S.DIMENSION: [str(d) for d in th[S.DIMENSION].values],
         }
     )
-    draws.attrs["source"] = "Bradley-Terry strength (dimension)"
+    draws.attrs["source"] = source
     return draws.rename("theta")
 
 

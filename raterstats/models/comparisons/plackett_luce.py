@@ -28,6 +28,7 @@ from raterstats.inference import Density
 from raterstats.intervals import summarize_draws
 from raterstats.lazy import LazyModule
 from raterstats.models.base import Model, ModelInputError
+from raterstats.models.comparisons.bt_outputs import strength_score_draws
 from raterstats.models.comparisons.pl_reference import (
     PriorParams,
     block_slices,
@@ -482,12 +483,7 @@ class PlackettLuce(Model):
         system) for :func:`raterstats.rank_systems`. The draws are the posterior's own, so
         ``score``, ``score_map``, ``labels``, ``n_boot``, ``max_draws`` and ``rng`` do not
         apply."""
-        theta = dt["posterior"]["theta"].transpose("chain", "draw", S.DIMENSION, S.SYSTEM)
-        draws = theta.astype(float).assign_coords(
-            {S.SYSTEM: [str(s) for s in theta[S.SYSTEM].values]}
-        )
-        draws.attrs["source"] = "Plackett-Luce strength"
-        return draws
+        return strength_score_draws(dt, source="Plackett-Luce strength")
 
 
 def rankings_log_likelihood_pt(u: Any, data: RankingsData) -> Any:
