@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "raterstats.checks": 0,
     "raterstats.inference_checks": 0,
     "raterstats.intervals": 0,
+    "raterstats.convergence": 0,
     "raterstats.formatting": 0,
     "raterstats.ingest_errors": 0,
     "raterstats.provenance": 0,

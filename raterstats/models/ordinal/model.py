@@ -487,6 +487,8 @@ class OrdinalRaters(Model):
         if not self.has_density(data):
             return None
         from raterstats.models.ordinal.kernels import ordinal_logp_grad
+        from raterstats.models.ordinal.kernels_callback import ordinal_logp_cb, pack_ordinal
+        from raterstats.nutpie_callbacks import callback_buffer
 
         lay = self.layout(data)
         off, settings, prior, ndim = lay.offsets, lay.settings, lay.prior, lay.ndim
@@ -508,6 +510,10 @@ class OrdinalRaters(Model):
             g = np.empty(ndim)
             lp = ordinal_logp_grad(x, g, off, settings, prior, *arrays)
             return float(lp), g
+
+        ints, floats = pack_ordinal(
+            off, settings, prior, arrays[:6], arrays[6:8], arrays[8], arrays[9], arrays[10]
+        )
 
         def expand(x: np.ndarray) -> dict[str, np.ndarray]:
             return constrained_values(x, lay, data)
@@ -543,6 +549,8 @@ class OrdinalRaters(Model):
             var_dims={k: VARIABLE_DIMS[k] for k in shapes},
             coords={k: v for k, v in data.coords.items() if v},
             initial_point=initial_point,
+            c_logp=ordinal_logp_cb,
+            c_data=callback_buffer(ints, floats),
         )
 
     # -------------------------------------------------------------- stored groups
