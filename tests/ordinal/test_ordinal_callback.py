@@ -24,7 +24,7 @@ def test_kernel_sources_unchanged() -> None:
 
 
 def test_callback_buffer_gives_the_same_density() -> None:
-    ratings = clinical_qa_study(n_questions=5, random_seed=3).ratings
+    ratings = clinical_qa_study(n_questions=6, random_seed=3).ratings
     for options in ({}, {"length_by_rater": True}, {"centred": False}):
         model = OrdinalRaters(**options)
         density = model.density(model.prepare(ratings))
