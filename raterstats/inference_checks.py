@@ -39,6 +39,7 @@ ENGINE_OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None, Callabl
     "tol": (("em",), None, lambda name, v: real_problem(name, v, low=0)),
     "variational": (("em",), None, flag_problem),
     "thin": (("gibbs",), None, _at_least(1)),
+    "inner": (("gibbs",), None, _at_least(1)),
     "maxdepth": (("nuts",), ("nutpie",), _at_least(1)),
     "max_energy_error": (
         ("nuts",),

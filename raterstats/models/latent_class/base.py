@@ -17,7 +17,12 @@ from raterstats.models.base import Model
 from raterstats.models.latent_class import summaries
 from raterstats.models.latent_class.data import LatentClassData, prepare_latent_class
 from raterstats.models.latent_class.em import EM_NUMPY_MAX
-from raterstats.models.latent_class.gibbs import DEFAULT_THIN, gibbs_problem, run_gibbs
+from raterstats.models.latent_class.gibbs import (
+    DEFAULT_INNER,
+    DEFAULT_THIN,
+    gibbs_problem,
+    run_gibbs,
+)
 from raterstats.models.latent_class.reference import (
     TableLayout,
     logsumexp_np,
@@ -82,6 +87,7 @@ class LatentClassModel(Model):
         init: str,
         log_likelihood: bool,
         thin: int = DEFAULT_THIN,
+        inner: int = DEFAULT_INNER,
         **unused: Any,
     ) -> xr.DataTree:
         """Full posterior by the data-augmentation (Gibbs) sampler
@@ -90,18 +96,22 @@ class LatentClassModel(Model):
 
         ``draws`` states are kept per chain, every ``thin``-th sweep after ``tune``
         burn-in sweeps (``fit``'s ``draws`` and ``tune``: 1,000 and 500 by default, so
-        1,500 sweeps per chain; ``thin`` 1). Chains start at the EM estimate
-        (``init="auto"`` or ``"em"``; ``"default"``: the majority vote), jittered.
+        1,500 sweeps per chain; ``thin`` 1); MACE runs ``inner`` rounds of its knows /
+        guesses augmentation on the counts of each sweep (default 5). Chains start at the
+        EM estimate (``init="auto"`` or ``"em"``; ``"default"``: the majority vote),
+        jittered.
         """
         if unused:
-            raise TypeError(f"unknown Gibbs options {sorted(unused)}; Gibbs options: ['thin']")
+            raise TypeError(
+                f"unknown Gibbs options {sorted(unused)}; Gibbs options: ['inner', 'thin']"
+            )
         problem = gibbs_problem(self, data)
         if problem is not None:
             raise ValueError(problem)
         start = self.nuts_start(data, random_seed) if init != "default" else None
         return run_gibbs(
             self, data, draws=draws, tune=tune, chains=chains, random_seed=random_seed,
-            cores=cores, thin=thin, start=start, log_likelihood=log_likelihood,
+            cores=cores, thin=thin, inner=inner, start=start, log_likelihood=log_likelihood,
         )  # fmt: skip
 
     def nuts_start(self, data: Any, random_seed: int) -> dict[str, np.ndarray] | None:

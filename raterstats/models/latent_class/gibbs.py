@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 #: thinning of the kept sweeps by default (``thin=``): see :func:`run_gibbs`
 DEFAULT_THIN = 1
 
+#: MACE: rounds of the knows / guesses augmentation on the counts per sweep (``inner=``)
+DEFAULT_INNER = 5
+
 #: SD of the jitter of each chain's start around the EM estimate (log / logit scale)
 START_JITTER = 0.1
 
@@ -156,6 +159,7 @@ def run_gibbs(
     random_seed: int,
     cores: int | None = None,
     thin: int = DEFAULT_THIN,
+    inner: int = DEFAULT_INNER,
     start: dict[str, np.ndarray] | None = None,
     log_likelihood: bool = True,
 ) -> xr.DataTree:
@@ -175,7 +179,11 @@ def run_gibbs(
     problem = gibbs_problem(model, data)
     if problem is not None:
         raise ValueError(problem)
-    check_arguments(integer_problem("thin", thin, minimum=1), where="fit(method='gibbs')")
+    check_arguments(
+        integer_problem("thin", thin, minimum=1),
+        integer_problem("inner", inner, minimum=1),
+        where="fit(method='gibbs')",
+    )
     from raterstats.models.latent_class import kernels_gibbs as kg
 
     arrays = _rating_arrays(data)
@@ -226,8 +234,8 @@ def run_gibbs(
         )  # fmt: skip
         if is_mace:
             kg.mace_chain(
-                seeds[c], n_sweeps, tune, thin, s0["theta"], s0["spam"], s0["prev"], a_c, b_c,
-                spam_conc, prev_conc, G, *common, out["competence"][c].reshape(draws, C),
+                seeds[c], n_sweeps, tune, thin, inner, s0["theta"], s0["spam"], s0["prev"], a_c,
+                b_c, spam_conc, prev_conc, G, *common, out["competence"][c].reshape(draws, C),
                 out["spam"][c].reshape(draws, R * D, K), out["prevalence"][c], out_ll[c],
                 out_total[c], prob[c],
             )  # fmt: skip
@@ -307,4 +315,4 @@ def _groups(
     return out
 
 
-__all__ = ["DEFAULT_THIN", "START_JITTER", "gibbs_problem", "run_gibbs"]
+__all__ = ["DEFAULT_INNER", "DEFAULT_THIN", "START_JITTER", "gibbs_problem", "run_gibbs"]

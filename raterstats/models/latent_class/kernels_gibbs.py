@@ -66,12 +66,15 @@ def label_pass(
     prob_acc: np.ndarray,
     ll_row: np.ndarray,
     keep: bool,
+    counts: np.ndarray,
+    prev_n: np.ndarray,
 ) -> float:
     """Draw every unit's true label given the parameters: ``table[c, a, t]`` is
-    log P(rated ``a`` | true ``t``) of parameter row ``c``, ``log_prev (D, K)``. When
-    ``keep``, add each unit's label probabilities to ``prob_acc`` and write its marginal
-    log-likelihood to ``ll_row`` (when it has room). Returns the summed marginal
-    log-likelihood."""
+    log P(rated ``a`` | true ``t``) of parameter row ``c``, ``log_prev (D, K)``; add the
+    complete-data counts to ``counts[c, t, a]`` (ratings ``a`` of row ``c`` whose unit
+    has label ``t``) and ``prev_n[d, t]`` in the same pass. When ``keep``, add each unit's
+    label probabilities to ``prob_acc`` and write its marginal log-likelihood to ``ll_row``
+    (when it has room). Returns the summed marginal log-likelihood."""
     K = table.shape[2]
     lp = np.empty(K)
     total = 0.0
@@ -107,6 +110,9 @@ def label_pass(
                 t_new = t
                 break
         labels[u] = t_new
+        prev_n[d, t_new] += 1.0
+        for i in range(unit_start[u], unit_start[u + 1]):
+            counts[r_cell[i], t_new, r_code[i]] += 1.0
         if keep:
             for t in range(k):
                 prob_acc[u, t] += lp[t] / s
@@ -171,22 +177,17 @@ def ds_chain(
                 log_prev[d, t] = np.log(p) if p > 0 else NEG_INF
         keep = s >= burn and (s - burn) % thin == 0 and kept < out_conf.shape[0]
         ll_row = out_ll[kept] if keep and out_ll.shape[0] > 0 else no_ll
+        counts[:] = 0.0
+        prev_n[:] = 0.0
         total = label_pass(
             table, log_prev, unit_start, r_cell, r_code, unit_dim, unit_gold, n_cat, labels,
-            prob_acc, ll_row, keep,
+            prob_acc, ll_row, keep, counts, prev_n,
         )  # fmt: skip
         if keep:
             out_conf[kept] = conf
             out_prev[kept] = prev
             out_total[kept] = total
             kept += 1
-        counts[:] = 0.0
-        prev_n[:] = 0.0
-        for u in range(U):
-            t = labels[u]
-            prev_n[unit_dim[u], t] += 1.0
-            for i in range(unit_start[u], unit_start[u + 1]):
-                counts[r_cell[i], t, r_code[i]] += 1.0
         for c in range(C):
             k = cell_k[c]
             for t in range(k):
@@ -208,6 +209,7 @@ def mace_chain(
     n_sweeps: int,
     burn: int,
     thin: int,
+    inner: int,
     theta0: np.ndarray,
     spam0: np.ndarray,
     prev0: np.ndarray,
@@ -231,12 +233,17 @@ def mace_chain(
 ) -> None:
     """One flat MACE chain: competence ``theta0 (C,)`` per rater x dimension x design
     cell, spam distributions ``spam0 (R * D, K)`` per rater x dimension (row ``c //
-    n_designs`` of cell ``c``), prevalence ``prev0 (D, K)``. Each sweep draws the true
-    labels (competence marginalised), then for every rating that equals its unit's label
-    whether the rater knew it (probability ``theta / (theta + (1 - theta) xi[a])``; a
-    rating that differs is a spam draw), then competence from Beta(a + knew, b + guessed),
-    spam rows from Dirichlet(conc + spam counts) and prevalence from Dirichlet(conc +
-    label counts). Kept states as in :func:`ds_chain`."""
+    n_designs`` of cell ``c``), prevalence ``prev0 (D, K)``.
+
+    Each sweep draws the true labels (competence marginalised) and counts, per cell, the
+    ratings of each category that equal their unit's label (``m[c, a]``) and those that
+    differ (spam draws for certain). Given the labels, the competences and spam rows
+    depend on the ratings through these counts alone, so ``inner`` rounds of the
+    knows / guesses augmentation run on the counts, at no cost per rating: of the
+    ``m[c, a]`` matching ratings, ``Binomial(m[c, a], theta / (theta + (1 - theta)
+    xi[a]))`` came from knowing; then competence from Beta(a + knew, b + guessed) and the
+    spam rows from Dirichlet(conc + guessed ratings by category). Prevalence from
+    Dirichlet(conc + label counts). Kept states as in :func:`ds_chain`."""
     np.random.seed(seed)
     C = theta0.size
     RD, K = spam0.shape
@@ -247,10 +254,11 @@ def mace_chain(
     prev = prev0.copy()
     table = np.empty((C, K, K))
     log_prev = np.empty((D, K))
-    knew = np.empty(C)
-    guessed = np.empty(C)
-    spam_n = np.empty((RD, K))
+    counts = np.empty((C, K, K))
     prev_n = np.empty((D, K))
+    match = np.empty((C, K))
+    miss = np.empty((C, K))
+    spam_n = np.empty((RD, K))
     labels = np.zeros(U, dtype=np.int64)
     conc = np.empty(K)
     row = np.empty(K)
@@ -270,9 +278,11 @@ def mace_chain(
                 log_prev[d, t] = np.log(p) if p > 0 else NEG_INF
         keep = s >= burn and (s - burn) % thin == 0 and kept < out_theta.shape[0]
         ll_row = out_ll[kept] if keep and out_ll.shape[0] > 0 else no_ll
+        counts[:] = 0.0
+        prev_n[:] = 0.0
         total = label_pass(
             table, log_prev, unit_start, r_cell, r_code, unit_dim, unit_gold, n_cat, labels,
-            prob_acc, ll_row, keep,
+            prob_acc, ll_row, keep, counts, prev_n,
         )  # fmt: skip
         if keep:
             out_theta[kept] = theta
@@ -280,33 +290,38 @@ def mace_chain(
             out_prev[kept] = prev
             out_total[kept] = total
             kept += 1
-        knew[:] = 0.0
-        guessed[:] = 0.0
-        spam_n[:] = 0.0
-        prev_n[:] = 0.0
-        for u in range(U):
-            t = labels[u]
-            prev_n[unit_dim[u], t] += 1.0
-            for i in range(unit_start[u], unit_start[u + 1]):
-                c = r_cell[i]
-                a = r_code[i]
-                rd = c // n_designs
-                if a == t:
-                    th = theta[c]
-                    p_knew = th / (th + (1.0 - th) * spam[rd, a])
-                    if np.random.random() < p_knew:
-                        knew[c] += 1.0
-                        continue
-                guessed[c] += 1.0
-                spam_n[rd, a] += 1.0
         for c in range(C):
-            theta[c] = np.random.beta(beta_a + knew[c], beta_b + guessed[c])
-        for r in range(RD):
-            k = n_cat[r % D]
             for a in range(K):
-                conc[a] = spam_conc[r, a] + spam_n[r, a]
-            dirichlet_row(conc, k, row)
-            spam[r] = row
+                match[c, a] = counts[c, a, a]
+                m = 0.0
+                for t in range(K):
+                    m += counts[c, t, a]
+                miss[c, a] = m - counts[c, a, a]
+        for _ in range(inner):
+            spam_n[:] = 0.0
+            for c in range(C):
+                rd = c // n_designs
+                th = theta[c]
+                knew = 0.0
+                guessed = 0.0
+                for a in range(K):
+                    guessed += miss[c, a]
+                    spam_n[rd, a] += miss[c, a]
+                    n = int(match[c, a])
+                    if n == 0:
+                        continue
+                    p_knew = th / (th + (1.0 - th) * spam[rd, a])
+                    k_ = np.random.binomial(n, min(max(p_knew, 0.0), 1.0))
+                    knew += k_
+                    guessed += n - k_
+                    spam_n[rd, a] += n - k_
+                theta[c] = np.random.beta(beta_a + knew, beta_b + guessed)
+            for r in range(RD):
+                k = n_cat[r % D]
+                for a in range(K):
+                    conc[a] = spam_conc[r, a] + spam_n[r, a]
+                dirichlet_row(conc, k, row)
+                spam[r] = row
         for d in range(D):
             k = n_cat[d]
             for a in range(K):
