@@ -32,6 +32,7 @@ from scipy.special import expit, logit
 from raterstats.checks import check_arguments, integer_problem
 from raterstats.inference import assemble_datatree
 from raterstats.models.latent_class.data import LatentClassData, majority_vote, majority_vote_stats
+from raterstats.models.latent_class.summaries import CHAIN_GROUP
 
 if TYPE_CHECKING:
     from raterstats.models.latent_class.base import LatentClassModel
@@ -268,7 +269,7 @@ def run_gibbs(
             "seconds_per_sweep": seconds * workers / max(1, chains * n_sweeps),
         }
     )
-    groups = _groups(data, prob.sum(axis=0) / (chains * draws), out_ll if log_likelihood else None)
+    groups = _groups(data, prob / draws, out_ll if log_likelihood else None)
     for name, ds in groups.items():
         dt[name] = xr.DataTree(ds)
     return dt
@@ -292,13 +293,21 @@ def _groups(
 ) -> dict[str, xr.Dataset]:
     """``label_posterior`` and ``log_likelihood`` as the NUTS fit stores them
     (:meth:`~raterstats.models.latent_class.base.LatentClassModel.extra_groups`,
-    :meth:`~raterstats.models.latent_class.base.LatentClassModel.log_likelihood`)."""
+    :meth:`~raterstats.models.latent_class.base.LatentClassModel.log_likelihood`), and
+    each chain's label posterior (``prob (chain, unit, category)``), which the
+    label-switching check reads instead of recomputing it from the draws."""
+    coords = {"unit": np.arange(data.n_units), "category": np.arange(data.K)}
     out = {
         "label_posterior": xr.Dataset(
-            {"prob": (("unit", "category"), prob)},
-            coords={"unit": np.arange(data.n_units), "category": np.arange(data.K)},
+            {"prob": (("unit", "category"), prob.mean(axis=0))},
+            coords=coords,
             attrs={"description": "P(true label = category | data), averaged over draws"},
-        )
+        ),
+        CHAIN_GROUP: xr.Dataset(
+            {"prob": (("chain", "unit", "category"), prob)},
+            coords={"chain": np.arange(prob.shape[0]), **coords},
+            attrs={"description": "label_posterior of each chain (its kept draws)"},
+        ),
     }
     if ll is not None:
         coords = data.data_groups()["constant_data"].coords
