@@ -64,8 +64,8 @@ def gibbs_problem(model: LatentClassModel, data: LatentClassData) -> str | None:
     >>> print(gibbs_problem(m, m.prepare(s.ratings)))  # doctest: +ELLIPSIS
     method='gibbs' fits flat MACE only: these data have 3 dimensions ...
     """
-    name = model.name
-    if name == "mace":
+    # the two samplers, told apart by the parameters the model reports
+    if "competence" in model.param_names:
         if model.is_hierarchical(data):  # type: ignore[attr-defined]
             n = len(data.dimensions) * len(data.designs)
             why = (
@@ -80,7 +80,7 @@ def gibbs_problem(model: LatentClassModel, data: LatentClassData) -> str | None:
                 "method='nuts' for hierarchical MACE"
             )
         return None
-    if name == "dawid_skene":
+    if "confusion" in model.param_names:
         pooling = model.options["pooling"]
         if pooling != "unpooled":
             return (
@@ -190,7 +190,7 @@ def run_gibbs(
     arrays = _rating_arrays(data)
     R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
     U, C = data.n_units, data.n_cells
-    is_mace = model.name == "mace"
+    is_mace = "competence" in model.param_names
     init = (_mace_start if is_mace else _ds_start)(model, data, start)
     pri = model.priors
     prev_a = np.broadcast_to(np.asarray(pri["prevalence"].param("a", 1.0), float), (D, K))
@@ -276,7 +276,7 @@ def run_gibbs(
 
 
 def _dims(model: LatentClassModel) -> dict[str, tuple[str, ...]]:
-    if model.name == "mace":
+    if "competence" in model.param_names:
         return {
             "competence": ("rater", "dimension", "design"),
             "spam": ("rater", "dimension", "category"),
