@@ -310,15 +310,15 @@ def _groups(
         ),
     }
     if ll is not None:
-        coords = data.data_groups()["constant_data"].coords
+        const = data.data_groups()["constant_data"].coords
         out["log_likelihood"] = xr.Dataset(
             {"ratings": (("chain", "draw", "unit"), ll)},
             coords={
                 "chain": np.arange(ll.shape[0]),
                 "draw": np.arange(ll.shape[1]),
-                "unit": coords["unit"].values,
-                "item": ("unit", coords["item"].values),
-                "unit_dimension": ("unit", coords["unit_dimension"].values),
+                "unit": const["unit"].values,
+                "item": ("unit", const["item"].values),
+                "unit_dimension": ("unit", const["unit_dimension"].values),
             },
         )
     return out

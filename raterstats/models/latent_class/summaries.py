@@ -347,7 +347,11 @@ def label_switching(
     data = fit_data(dt)
     labels = []
     # a Gibbs fit stores each chain's label posterior (computed by its sweeps)
-    by_chain = dt[CHAIN_GROUP]["prob"].values if CHAIN_GROUP in dt.children else None
+    by_chain = (
+        np.asarray(dt[CHAIN_GROUP].to_dataset()["prob"].values)
+        if CHAIN_GROUP in dt.children
+        else None
+    )
     for c in range(post.sizes["chain"]):
         if by_chain is not None:
             labels.append(np.argmax(by_chain[c], axis=-1))
