@@ -29,6 +29,7 @@ import xarray as xr
 from raterstats import defaults as D
 from raterstats.checks import check_counts
 from raterstats.health import (
+    MCMC_METHODS,
     ConvergenceWarning,
     Health,
     empty_parameter_table,
@@ -64,15 +65,16 @@ class Diagnosis:
     programmatic use; ``problems`` says in words what failed, one line per variable with
     failing parameters (how many of its scalars fail, the worst one's R-hat and ESS) and
     one per other problem (divergences, tree depth, E-BFMI, label switching);
-    ``label_switching`` per chain and dimension.
+    ``label_switching`` per chain and dimension. ``divergences`` and
+    ``max_treedepth_hits`` are None where they do not apply (a Gibbs fit).
     """
 
     ok: bool
     method: str
     n_chains: int
     n_draws: int
-    divergences: int
-    max_treedepth_hits: int
+    divergences: int | None
+    max_treedepth_hits: int | None
     ebfmi: tuple[float, ...]
     parameters: pl.DataFrame
     failing: tuple[str, ...]
@@ -81,19 +83,23 @@ class Diagnosis:
 
     def __str__(self) -> str:
         head = f"{'OK' if self.ok else 'PROBLEMS'}: {self.n_chains} chain(s) x {self.n_draws} draws"
-        if self.method != "nuts":
+        if self.method not in MCMC_METHODS:
             head += f" ({self.method}: point estimate, no sampling diagnostics)"
         lines = [head]
         # a variable's line is indented under the count of failing parameters
         lines += [p if p.startswith("  ") else f"- {p}" for p in self.problems]
-        if self.method == "nuts" and self.parameters.height:
+        if self.method in MCMC_METHODS and self.parameters.height:
             t = self.parameters.filter(pl.col("rhat").is_not_nan() | ~pl.col("ok"))
             rhat = float(t["rhat"].max())  # type: ignore[arg-type]
             eb = float(t["ess_bulk"].min())  # type: ignore[arg-type]
             et = float(t["ess_tail"].min())  # type: ignore[arg-type]
             lines.append(
                 f"- max R-hat {rhat:.4f}, min bulk ESS {eb:.0f}, min tail ESS {et:.0f}"
-                + ("" if self.divergences else ", no divergences")
+                + (
+                    ", divergences and tree depth: not applicable (Gibbs sampler)"
+                    if self.divergences is None
+                    else ("" if self.divergences else ", no divergences")
+                )
             )
         return "\n".join(lines)
 
@@ -167,7 +173,7 @@ def diagnose(
         missing = [v for v in var_names if v not in post]
         if missing:
             raise KeyError(f"no posterior variables {missing}; present: {list(post.data_vars)}")
-    if method != "nuts" or n_draw < 4:
+    if method not in MCMC_METHODS or n_draw < 4:
         empty = empty_parameter_table()
         return Diagnosis(True, method, n_chain, n_draw, 0, 0, (), empty, (), ())
     checks = parameter_checks(dt, var_names=var_names, rhat_max=rhat_max, ess_min=ess_min)
@@ -188,8 +194,8 @@ def diagnose(
         method=method,
         n_chains=n_chain,
         n_draws=n_draw,
-        divergences=checks.divergences,
-        max_treedepth_hits=checks.max_treedepth_hits,
+        divergences=checks.divergences if method == "nuts" else None,
+        max_treedepth_hits=checks.max_treedepth_hits if method == "nuts" else None,
         ebfmi=checks.ebfmi,
         parameters=checks.table,
         failing=checks.failing,

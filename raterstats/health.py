@@ -74,6 +74,10 @@ _POINT = {
 }
 _ARTICLE = {"map": "a", "em": "an"}
 
+#: fit methods that sample the posterior by MCMC (R-hat and ESS apply); divergences, tree
+#: depth and E-BFMI are NUTS's own and do not apply to a Gibbs sampler
+MCMC_METHODS = ("nuts", "gibbs")
+
 
 class ConvergenceWarning(UserWarning):
     """The sampler did not converge (R-hat, ESS, divergences, E-BFMI or label switching)."""
@@ -399,7 +403,7 @@ def assess_fit(
                 "are not posterior statements",
             ),
         )
-    if method != "nuts":
+    if method not in MCMC_METHODS:
         return Health(
             True,
             method,
@@ -409,7 +413,10 @@ def assess_fit(
                 "which tends to understate posterior uncertainty",
             ),
         )
-    where = f"NUTS ({n_chain} chain(s) x {n_draw} draws)"
+    nuts = method == "nuts"
+    where = f"{'NUTS' if nuts else 'Gibbs'} ({n_chain} chain(s) x {n_draw} draws)"
+    # Gibbs draws are never rejected: divergences and tree depth do not apply
+    no_div = "no divergences" if nuts else "divergences not applicable (Gibbs sampler)"
     if n_draw < 4:
         return Health(
             False, method, (f"{where} failed its convergence checks: too few draws to check",)
@@ -438,7 +445,7 @@ def assess_fit(
             True,
             method,
             (
-                f"{where} passed its convergence checks: no divergences, {nums} "
+                f"{where} passed its convergence checks: {no_div}, {nums} "
                 f"(R-hat <= {rhat_max:g}, ESS >= {ess_min:g})",
             ),
         )
@@ -459,7 +466,8 @@ def assess_fit(
     lines += [f"- {p}" for p in problems]
     lines.append(
         "results computed from this fit are flagged; refit with more draws and tuning "
-        "(a higher target_accept against divergences) until diagnose(fit) passes"
+        + ("(a higher target_accept against divergences)" if nuts else "(or a larger thin)")
+        + " until diagnose(fit) passes"
     )
     return Health(False, method, tuple(lines))
 
@@ -515,7 +523,7 @@ def fit_health(dt: xr.DataTree) -> Health:
     except ValueError:
         extra: list[str] = []
     else:
-        extra = model.convergence_problems(dt) if method == "nuts" else []
+        extra = model.convergence_problems(dt) if method in MCMC_METHODS else []
     return assess_fit(dt, model_problems=extra)
 
 
@@ -600,6 +608,7 @@ __all__ = [
     "AUXILIARY",
     "EBFMI_MIN",
     "ESS_MIN",
+    "MCMC_METHODS",
     "RHAT_MAX",
     "WORST_SHOWN",
     "ConvergenceWarning",

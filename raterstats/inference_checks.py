@@ -6,6 +6,7 @@ seed, target acceptance, cores, engine options), checked before anything is comp
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -37,6 +38,8 @@ ENGINE_OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None, Callabl
     "short_iter": (("em",), None, _at_least(1)),
     "tol": (("em",), None, lambda name, v: real_problem(name, v, low=0)),
     "variational": (("em",), None, flag_problem),
+    "thin": (("gibbs",), None, _at_least(1)),
+    "inner": (("gibbs",), None, _at_least(1)),
     "maxdepth": (("nuts",), ("nutpie",), _at_least(1)),
     "max_energy_error": (
         ("nuts",),
@@ -147,4 +150,26 @@ def sampler_argument_problems(
     return [p for p in problems if p is not None]
 
 
-__all__ = ["ENGINE_OPTIONS", "METHODS", "SAMPLERS", "sampler_argument_problems"]
+def keyword_names(fn: Any, skip: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The keyword-only options ``fn`` names (less ``skip``); ``None`` when it names none
+    and takes ``**options`` only (then options are not checked before the call): the
+    ``em_options`` of :func:`sampler_argument_problems`.
+
+    Examples
+    --------
+    >>> def f(x, *, tol=1.0, seed=0, **rest): ...
+    >>> keyword_names(f, ("seed",))
+    ('tol',)
+    """
+    params = inspect.signature(fn).parameters.values()
+    names = tuple(p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name not in skip)
+    return names or None
+
+
+__all__ = [
+    "ENGINE_OPTIONS",
+    "METHODS",
+    "SAMPLERS",
+    "keyword_names",
+    "sampler_argument_problems",
+]

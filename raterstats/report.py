@@ -166,6 +166,12 @@ def _fit_sentence(label: str | None, dt: xr.DataTree) -> tuple[str, list[str]]:
             + (f", best of {len(restarts)} random restarts" if restarts else "")
             + f", random seed {seed}"
         )
+    elif method == "gibbs":
+        parts.append(
+            "Fitted by a data-augmentation (Gibbs) sampler with the true labels augmented, "
+            f"{attrs.get('chains')} chains x {attrs.get('draws')} draws after "
+            f"{attrs.get('tune')} burn-in sweeps, random seed {seed}"
+        )
     elif method == "map":
         parts.append(f"Posterior mode by numerical optimisation, random seed {seed}")
     elif method == "advi":

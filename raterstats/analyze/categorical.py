@@ -120,7 +120,7 @@ def _ppc(dt: xr.DataTree, ctx: Context) -> list[str]:
     """The posterior predictive check of agreement, in words (sampled fits only)."""
     from raterstats.diagnostics import ppc_agreement
 
-    if str(dt.attrs.get("method", "nuts")) != "nuts":
+    if str(dt.attrs.get("method", "nuts")) not in ("nuts", "gibbs"):
         return []
     ppc = ppc_agreement(dt, n_draws=PPC_DRAWS, random_seed=ctx.seed)
     lines = ppc_lines(ppc, ci_prob=ctx.ci_prob)

@@ -173,6 +173,11 @@ def how_fitted(dt: xr.DataTree) -> str:
     """
     a = dt.attrs
     method = str(a.get("method", "nuts"))
+    if method == "gibbs":
+        return (
+            f"Gibbs sampler, {a.get('chains')} chains x {a.get('draws')} draws after "
+            f"{a.get('tune')} burn-in sweeps"
+        )
     if method != "nuts":
         return f"{method.upper()} (point estimate)"
     return (

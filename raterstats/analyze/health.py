@@ -60,7 +60,12 @@ def health_lines(dt: xr.DataTree) -> list[str]:
             "uncertainty (an interval of zero width is not certainty)."
         )
     elif ok:
-        head = "**Fit health:** every check passed (divergences, R-hat, bulk and tail ESS)."
+        checked = (
+            "R-hat, bulk and tail ESS"
+            if method == "gibbs"
+            else "divergences, R-hat, bulk and tail ESS"
+        )
+        head = f"**Fit health:** every check passed ({checked})."
     else:
         head = (
             "**Fit health:** the fit FAILS its checks; its results below are not to be "

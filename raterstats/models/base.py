@@ -75,7 +75,6 @@ fingerprint, method, sampler, seed, draws, tune, chains), so that a saved file
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import time
 from collections.abc import Mapping
@@ -91,7 +90,7 @@ from raterstats.checks import check_arguments, choice_problem, flag_problem
 from raterstats.comparisons import Comparisons
 from raterstats.health import assess_fit, stamp_health
 from raterstats.inference import Density, map_density, resolve_seed, run_density, run_inference
-from raterstats.inference_checks import sampler_argument_problems
+from raterstats.inference_checks import keyword_names, sampler_argument_problems
 from raterstats.lazy import LazyModule
 from raterstats.models.priors import Prior, as_prior, jsonable
 from raterstats.ratings import Ratings
@@ -102,7 +101,7 @@ if TYPE_CHECKING:
 else:
     pm = LazyModule("pymc")
 
-Method = Literal["nuts", "map", "advi", "em"]
+Method = Literal["nuts", "map", "advi", "em", "gibbs"]
 Sampler = Literal["nutpie", "pymc", "numpyro"]
 
 #: Attributes every fit carries in ``dt.attrs`` (all strings or numbers, netCDF-safe).
@@ -469,9 +468,11 @@ class Model:
         ----------
         ratings : Ratings or Comparisons
             The data (comparative judgments for the comparison models).
-        method : {"nuts", "map", "advi", "em"}
+        method : {"nuts", "map", "advi", "em", "gibbs"}
             Full posterior by NUTS (default), posterior mode by optimisation, mean-field
-            variational approximation, or the model's EM fast path (point estimates).
+            variational approximation, the model's EM fast path (point estimates), or the
+            full posterior by the model's Gibbs sampler (flat MACE, unpooled Dawid-Skene:
+            ``fit_gibbs``; ``draws`` and ``tune`` are its kept draws and burn-in sweeps).
         draws, tune, chains : int
             NUTS draws and tuning steps per chain, and number of chains (``draws`` is also
             the number of draws taken from the ADVI approximation); defaults
@@ -545,7 +546,7 @@ class Model:
                 progress=progress,
                 methods=self.methods,
                 options=method_options,
-                em_options=_keyword_names(self.fit_em, ("random_seed", "progress")),
+                em_options=keyword_names(self.fit_em, ("random_seed", "progress")),
             ),
             choice_problem("init", init, ("auto", "em", "default")),
             None
@@ -570,7 +571,7 @@ class Model:
             if init == "em" or (init == "auto" and "em" in self.methods):
                 start = self.nuts_start(data, seed)
             density = self.density(data, start=start)
-        if init == "em" and density is None:
+        if init == "em" and density is None and method != "gibbs":
             raise ValueError(
                 "init='em' starts NUTS chains on the compiled density (method='nuts', "
                 "sampler='nutpie', logp_backend='auto'); this fit "
@@ -580,8 +581,12 @@ class Model:
                     else "uses the PyMC model, which starts at the model's initial values"
                 )
             )
-        if method == "em":
-            dt = self.fit_em(data, random_seed=seed, progress=progress, **method_options)
+        if method in ("em", "gibbs"):  # gibbs: LatentClassModel.fit_gibbs
+            kw = {"draws": draws, "tune": tune, "chains": chains, "cores": cores, "init": init}
+            kw = kw | {"log_likelihood": log_likelihood} if method == "gibbs" else {}
+            dt = getattr(self, f"fit_{method}")(
+                data, random_seed=seed, progress=progress, **kw, **method_options
+            )
         elif density is not None and method == "map":
             dt = map_density(density, random_seed=seed, **method_options)
         elif density is not None:
@@ -636,15 +641,15 @@ class Model:
                 "data_fingerprint": data_fingerprint(ratings),
                 "method": method,
                 "sampler": sampler if method == "nuts" else method,
-                "logp_backend": "compiled" if density is not None else "pymc",
+                "logp_backend": "compiled" if density is not None or method == "gibbs" else "pymc",
                 "random_seed": int(seed),
-                "draws": int(draws) if method in ("nuts", "advi") else 1,
-                "tune": int(tune) if method == "nuts" else 0,
-                "chains": int(chains) if method == "nuts" else 1,
+                "draws": int(draws) if method in ("nuts", "advi", "gibbs") else 1,
+                "tune": int(tune) if method in ("nuts", "gibbs") else 0,
+                "chains": int(chains) if method in ("nuts", "gibbs") else 1,
                 "fit_seconds": float(time.perf_counter() - t0),
             }
         )
-        extra = self.convergence_problems(dt) if method == "nuts" else []
+        extra = self.convergence_problems(dt) if method in ("nuts", "gibbs") else []
         stamp_health(dt, assess_fit(dt, model_problems=extra))
         return dt
 
@@ -711,14 +716,6 @@ def registered_models() -> dict[str, type[Model]]:
     :mod:`raterstats.models`, see :func:`discover_models`)."""
     discover_models()
     return dict(_REGISTRY)
-
-
-def _keyword_names(fn: Any, skip: tuple[str, ...]) -> tuple[str, ...] | None:
-    """The keyword options ``fn`` names (less ``skip``); ``None`` when it names none and
-    takes ``**options`` only (then options are not checked before the call)."""
-    params = inspect.signature(fn).parameters.values()
-    names = tuple(p.name for p in params if p.kind is p.KEYWORD_ONLY and p.name not in skip)
-    return names or None
 
 
 def _norm(name: str) -> str:

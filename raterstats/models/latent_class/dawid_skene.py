@@ -146,6 +146,7 @@ class DawidSkene(LatentClassModel):
         "spread": "dimension",
     }
     param_names: ClassVar[tuple[str, ...]] = ("confusion", "prevalence")
+    methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi", "em", "gibbs")
 
     def check_options(self) -> None:
         super().check_options()

@@ -138,6 +138,7 @@ class MACE(LatentClassModel):
         "use_gold": False,
     }
     param_names: ClassVar[tuple[str, ...]] = ("competence", "spam", "prevalence")
+    methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi", "em", "gibbs")
 
     def check_options(self) -> None:
         super().check_options()

@@ -332,6 +332,10 @@ def system_score_draws(
     return draws
 
 
+#: group of a Gibbs fit with each chain's label posterior ``prob (chain, unit, category)``
+CHAIN_GROUP = "chain_label_posterior"
+
+
 def label_switching(
     model: LatentClassModel, dt: xr.DataTree, *, threshold: float = 0.5
 ) -> list[str]:
@@ -342,7 +346,16 @@ def label_switching(
         return []
     data = fit_data(dt)
     labels = []
+    # a Gibbs fit stores each chain's label posterior (computed by its sweeps)
+    by_chain = (
+        np.asarray(dt[CHAIN_GROUP].to_dataset()["prob"].values)
+        if CHAIN_GROUP in dt.children
+        else None
+    )
     for c in range(post.sizes["chain"]):
+        if by_chain is not None:
+            labels.append(np.argmax(by_chain[c], axis=-1))
+            continue
         prob, _ = model.draws_summary(post.isel(chain=[c]), data, loglik=False)
         labels.append(np.argmax(prob, axis=-1)[data.unit_pattern])
     out = []
@@ -372,6 +385,7 @@ def label_switching(
 
 
 __all__ = [
+    "CHAIN_GROUP",
     "LABEL_SCORES",
     "fit_data",
     "item_posterior",
