@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 import xarray as xr
-from scipy.optimize import linear_sum_assignment
 
 from raterstats import schema as S
 from raterstats.intervals import summarize_draws
@@ -358,6 +357,8 @@ def label_switching(
             continue
         prob, _ = model.draws_summary(post.isel(chain=[c]), data, loglik=False)
         labels.append(np.argmax(prob, axis=-1)[data.unit_pattern])
+    from scipy.optimize import linear_sum_assignment  # 0.3 s to import: only when checked
+
     out = []
     for d, dname in enumerate(data.dimensions):
         k = int(data.n_categories[d])
