@@ -115,9 +115,7 @@ def test_calibration_on_the_cluster_equals_the_local_run(client, labels):
     for model in (DawidSkene(), MACE(hierarchical=False)):
         kw = {"n_replicates": 6, "method": "em", "random_seed": 7}
         local = simulation_based_calibration(model, prior_simulator(model, r), **kw)
-        remote = simulation_based_calibration(
-            model, prior_simulator(model, r), client=client, **kw
-        )
+        remote = simulation_based_calibration(model, prior_simulator(model, r), client=client, **kw)
         xr.testing.assert_identical(local, remote)
         assert remote.attrs["n_failed"] == 0
         assert remote["rank"].sizes["replicate"] == 6

@@ -81,7 +81,7 @@ def _draws_and_truth(
                 f"simulation_based_calibration: truth[{name!r}] names coordinates the fit "
                 f"does not have: {err}"
             ) from err
-        left = [d for d in var.dims if d not in ("chain", "draw")]
+        left = [str(d) for d in var.dims if d not in ("chain", "draw")]
         if sorted(left) != sorted(str(d) for d in value.dims):
             raise ValueError(
                 f"simulation_based_calibration: truth[{name!r}] has dims {list(value.dims)}; "
@@ -317,8 +317,8 @@ def simulation_based_calibration(
     if clash:
         raise ValueError(f"{what}: pass {clash} as arguments of {what}, not in fit_options")
     fit = {"method": method, "draws": draws, "tune": tune, "chains": chains, **opts}
-    seeds = np.random.SeedSequence(random_seed).generate_state(3 * n_replicates)
-    seeds = seeds.reshape(n_replicates, 3).tolist()
+    state = np.random.SeedSequence(random_seed).generate_state(3 * n_replicates)
+    seeds: list[list[int]] = state.reshape(n_replicates, 3).tolist()
     plist = None if parameters is None else list(parameters)
     tasks = [
         {"model": model, "simulate": simulate, "parameters": plist, "fit": fit, "thin": thin,

@@ -127,13 +127,15 @@ class PriorSimulator:
         R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
         pri = model.priors
         kd = [int(k) for k in data.n_categories]
+        if np.ndim(pri["prevalence"].param("a", 1.0)):
+            raise ValueError("prior_simulator: the prevalence prior must have a scalar 'a'")
         prev_a = float(pri["prevalence"].param("a", 1.0))
         prev = np.stack([_dirichlet_padded(rng, np.full(k, prev_a), k, (), K) for k in kd])
         if isinstance(model, MACE):
             a, b = model.competence_beta()
             spam_a = pri["spam"].param("a", 10.0)
-            if np.ndim(spam_a) or np.ndim(pri["prevalence"].param("a", 1.0)):
-                raise ValueError("prior_simulator: MACE's spam and prevalence priors must be scalar")
+            if np.ndim(spam_a):
+                raise ValueError("prior_simulator: MACE's spam prior must have a scalar 'a'")
             comp = rng.beta(a, b, size=(R, D, G))
             spam = np.stack(
                 [_dirichlet_padded(rng, np.full(k, float(spam_a)), k, (R,), K) for k in kd], axis=1
