@@ -142,3 +142,19 @@ def test_missing_dask_names_the_extra(monkeypatch, tiny_ordinal_fit, tiny_study)
     with pytest.raises(ImportError, match=r"raterstats\[dask\]") as info:
         annotation_budget(tiny_ordinal_fit, tiny_study.ratings, n_sims=2, client=object())
     assert DASK_EXTRA in str(info.value)
+
+
+def test_the_docs_quote_the_benchmark():
+    """docs/cluster.md quotes the figures of the cluster section of benchmarks/RESULTS.md
+    (benchmarks/cluster.py writes both)."""
+    root = Path(__file__).resolve().parents[1]
+    results = (root / "benchmarks" / "RESULTS.md").read_text()
+    section = results.split("<!-- cluster:start -->", 1)[1].split("<!-- cluster:end -->")[0]
+    docs = (root / "docs" / "cluster.md").read_text()
+    quoted = docs.split("<!-- cluster-figures:start -->", 1)[1]
+    quoted = quoted.split("<!-- cluster-figures:end -->")[0]
+    rows = [line.split("|")[2].strip() for line in quoted.splitlines() if line.startswith("| ")]
+    walls = [line.split("|")[2].strip() for line in section.splitlines() if line.startswith("| ")]
+    assert rows[1:] == walls[1:] and len(rows) == 5  # header, then the four wall times
+    date = section.split("- date: ", 1)[1].splitlines()[0]
+    assert date in quoted
