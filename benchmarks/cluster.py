@@ -40,8 +40,7 @@ import numpy as np
 import xarray as xr
 
 from raterstats import MACE
-from raterstats.design import annotation_budget
-from raterstats.design.cluster import shared_values
+from raterstats.design import annotation_budget, shared_values
 from raterstats.simulate import clinical_qa_study
 
 HERE = Path(__file__).resolve().parent

@@ -33,6 +33,7 @@ from raterstats.design.budget_categorical import (
 from raterstats.design.calibration import simulation_based_calibration
 from raterstats.design.calibration_priors import PriorSimulator, prior_simulator
 from raterstats.design.categorical import cell_confusion, rater_agreement_draws
+from raterstats.design.cluster import run_on_client, shared_values
 from raterstats.design.compare import (
     compare_designs,
     design_table,
@@ -80,6 +81,8 @@ __all__ = [
     "rater_agreement_draws",
     "rating_costs",
     "reliability_projection",
+    "run_on_client",
+    "shared_values",
     "simulate_ranking_task",
     "simulation_based_calibration",
     "subsample_raters",
