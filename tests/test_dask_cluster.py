@@ -19,7 +19,9 @@ import xarray as xr
 import raterstats
 from raterstats import MACE, DawidSkene
 from raterstats.design import (
+    DesignOption,
     annotation_budget,
+    compare_design_kinds,
     prior_simulator,
     simulation_based_calibration,
     subsampling_study,
@@ -108,6 +110,15 @@ def test_subsampling_study_on_the_cluster_equals_the_local_run(client, labels):
     remote = subsampling_study(r, client=client, **kw)
     xr.testing.assert_identical(local, remote)
     assert np.isfinite(remote["value"]).any()
+
+
+def test_design_kinds_on_the_cluster_equal_the_local_run(client):
+    opts = [DesignOption("absolute", 1, 30), DesignOption("absolute", 3, 30)]
+    kw = {"study": {"theta": [1.0, 0.0, -1.0]}, "n_questions": 8, "n_replicates": 12,
+          "random_seed": 1}  # fmt: skip
+    local = compare_design_kinds(opts, max_workers=1, **kw)
+    remote = compare_design_kinds(opts, client=client, **kw)
+    xr.testing.assert_identical(local, remote)
 
 
 def test_calibration_on_the_cluster_equals_the_local_run(client, labels):
