@@ -46,7 +46,9 @@ if TYPE_CHECKING:
         compare_design_kinds,
         compare_designs,
         partial_annotation,
+        prior_simulator,
         reliability_projection,
+        simulation_based_calibration,
     )
     from raterstats.diagnostics import diagnose, fit_health
     from raterstats.ranking import rank_systems, ranking_agreement
@@ -60,7 +62,9 @@ _LAZY = {
     "compare_designs": "design",
     "DesignOption": "design",
     "partial_annotation": "design",
+    "prior_simulator": "design",
     "reliability_projection": "design",
+    "simulation_based_calibration": "design",
     "diagnose": "diagnostics",
     "fit_health": "diagnostics",
     "rank_systems": "ranking",
@@ -120,6 +124,7 @@ __all__ = [
     "item_posterior",
     "methods_paragraph",
     "partial_annotation",
+    "prior_simulator",
     "rank_systems",
     "ranking_agreement",
     "rater_summary",
@@ -130,4 +135,5 @@ __all__ = [
     "read_survey",
     "reliability_projection",
     "report",
+    "simulation_based_calibration",
 ]

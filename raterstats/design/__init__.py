@@ -11,7 +11,10 @@ judges against experts), :mod:`~raterstats.design.subsampling` (rankings from fe
 raters), :mod:`~raterstats.design.schemes` (schemes with different label sets as one
 table for a categorical fit), :mod:`~raterstats.design.kinds` (absolute ratings, pairs and
 rankings compared by simulation: which recovers the true ranking for the fewest hours;
-:mod:`~raterstats.design.kind_estimators`, its default estimators).
+:mod:`~raterstats.design.kind_estimators`, its default estimators),
+:mod:`~raterstats.design.calibration` (simulation-based calibration of a model;
+:mod:`~raterstats.design.calibration_priors`, prior simulators on the user's design) and
+:mod:`~raterstats.design.cluster` (running these sweeps on a Dask cluster).
 Code outside this package imports from here, never from its modules.
 """
 
@@ -27,7 +30,10 @@ from raterstats.design.budget_categorical import (
     annotation_budget_categorical,
     partial_annotation_categorical,
 )
+from raterstats.design.calibration import simulation_based_calibration
+from raterstats.design.calibration_priors import PriorSimulator, prior_simulator
 from raterstats.design.categorical import cell_confusion, rater_agreement_draws
+from raterstats.design.cluster import run_on_client, shared_values
 from raterstats.design.compare import (
     compare_designs,
     design_table,
@@ -51,6 +57,7 @@ from raterstats.design.subsampling import subsample_raters, subsampling_study
 
 __all__ = [
     "DesignOption",
+    "PriorSimulator",
     "annotation_budget",
     "annotation_budget_categorical",
     "base_dimensions",
@@ -70,10 +77,14 @@ __all__ = [
     "partial_annotation",
     "partial_annotation_categorical",
     "plackett_luce_scores",
+    "prior_simulator",
     "rater_agreement_draws",
     "rating_costs",
     "reliability_projection",
+    "run_on_client",
+    "shared_values",
     "simulate_ranking_task",
+    "simulation_based_calibration",
     "subsample_raters",
     "subsampling_study",
     "unit_costs",

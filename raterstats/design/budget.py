@@ -24,6 +24,7 @@ from scipy.special import expit
 from raterstats import defaults as D
 from raterstats import schema as S
 from raterstats.checks import check_counts
+from raterstats.design.cluster import check_client, run_on_client
 from raterstats.design.compare import check_ordinal_fit, thin_posterior
 from raterstats.health import flag_result
 from raterstats.intervals import SAMPLE_DIMS, eti
@@ -312,7 +313,8 @@ def make_executor(
     max_workers : int, optional
         Local worker processes (``None``: one per core).
     client : dask.distributed.Client, optional
-        A Dask client: its ``get_executor()`` wins over ``max_workers``.
+        A Dask client: its ``get_executor()`` wins over ``max_workers`` (an error when it
+        is not a ``Client`` or dask is not installed: ``pip install raterstats[dask]``).
     start_method : str, optional
         How local workers start (:mod:`multiprocessing`: ``"spawn"``, ``"forkserver"``,
         ``"fork"``); default the platform's. Tasks that use polars need ``"spawn"``: a
@@ -330,13 +332,7 @@ def make_executor(
     True
     """
     if client is not None:
-        get = getattr(client, "get_executor", None)
-        if get is None:
-            raise TypeError(
-                "client must be a dask.distributed.Client (an object with get_executor()); "
-                "pass a concurrent.futures executor as executor= instead"
-            )
-        return get()
+        return check_client(client, "make_executor").get_executor()
     workers = (os.cpu_count() or 1) if max_workers is None else int(max_workers)
     if workers <= 1:
         return None
@@ -359,8 +355,9 @@ def run_tasks(
     start_method: str | None = None,
 ) -> list[Any]:
     """``fn`` over ``tasks``, results in the order of ``tasks``: on ``executor``, on the
-    Dask ``client``, on ``max_workers`` local processes (:func:`make_executor`, shut down
-    afterwards), or here (one worker).
+    Dask ``client`` (:func:`~raterstats.design.cluster.run_on_client`: values that several
+    tasks share are scattered once), on ``max_workers`` local processes
+    (:func:`make_executor`, shut down afterwards), or here (one worker).
 
     Parameters
     ----------
@@ -373,7 +370,7 @@ def run_tasks(
     executor : concurrent.futures.Executor, optional
         Run on this executor (left open).
     client : dask.distributed.Client, optional
-        Run on ``client.get_executor()``.
+        Run on this Dask cluster (``executor`` and ``client`` together are an error).
     start_method : str, optional
         How local worker processes start (see :func:`make_executor`).
 
@@ -387,6 +384,10 @@ def run_tasks(
     >>> run_tasks(abs, [-1, 2, -3], max_workers=1, executor=None, client=None)
     [1, 2, 3]
     """
+    if client is not None:
+        if executor is not None:
+            raise ValueError("run_tasks: pass executor= or client=, not both")
+        return run_on_client(client, fn, tasks, getattr(fn, "__name__", "run_tasks"))
     own = None
     ex = executor
     if ex is None:
@@ -454,7 +455,8 @@ def annotation_budget(
     executor : concurrent.futures.Executor, optional
         Run the simulations on this executor instead.
     client : dask.distributed.Client, optional
-        Spread the sweep over a Dask cluster (``client.get_executor()``); dask is optional.
+        Spread the sweep over a Dask cluster (dask is optional: ``pip install
+        raterstats[dask]``); the posterior draws every task needs are scattered once.
     random_seed : int
         Seed; every task gets its own stream, so results do not depend on the executor.
     seconds_per_unit : mapping of str to float, optional
@@ -548,6 +550,15 @@ def annotation_budget(
         tasks = []
         seeds = np.random.SeedSequence(random_seed).spawn(len(designs) * len(rs) * len(ks))
         tid = 0
+        # one object each, shared by every task (a Dask client scatters them once)
+        common = {
+            "eta": sq("eta", "item", "dimension"),
+            "tau": sq("sigma_sentence", "dimension")
+            if "sigma_sentence" in thin
+            else np.zeros((thin.sizes["draw"], len(dims))),
+            "z": z,
+            "item_system": item_system,
+        }
         for g, des in enumerate(designs):
             lam = sq("discrimination", "rater", "dimension", "design")[..., g][:, human]
             sev = sq("severity", "rater", "dimension", "design")[..., g][:, human]
@@ -559,16 +570,11 @@ def annotation_budget(
                 else np.zeros_like(lam)
             )
             base = {
-                "eta": sq("eta", "item", "dimension"),
+                **common,
                 "lam": lam,
                 "sev": sev,
                 "beta": beta,
                 "cuts": sq("cutpoints", "dimension", "design", "cut")[:, :, g],
-                "tau": sq("sigma_sentence", "dimension")
-                if "sigma_sentence" in thin
-                else np.zeros((thin.sizes["draw"], len(dims))),
-                "z": z,
-                "item_system": item_system,
                 "sentences": bool(has_sent[des]),
             }
             for a, r in enumerate(rs):

@@ -76,6 +76,10 @@ def _summary(x: np.ndarray, prob: float) -> tuple[float, float, float]:
     return float(ok.mean()), float(low), float(high)
 
 
+#: the task values that depend only on the cell (see ``_run``)
+_CELL_DRAWS = ("confusion", "log_prior", "truth", "unit_answer")
+
+
 def _run(
     fit: CategoricalFit,
     specs: list[tuple[FitCell, int, dict[str, Any]]],
@@ -88,10 +92,14 @@ def _run(
     """Run one :func:`simulate_labels_task` per (cell, r, extra) spec; results in the
     order of ``specs``. Task ``i`` gets the ``i``-th child of the seed's stream."""
     seeds = np.random.SeedSequence([random_seed, 1]).spawn(max(1, len(specs)))
-    tasks = [
-        fit.task(cell, r, seed=seeds[i], task_id=i, **extra)
-        for i, (cell, r, extra) in enumerate(specs)
-    ]
+    tasks = []
+    per_cell: dict[int, dict[str, Any]] = {}
+    for i, (cell, r, extra) in enumerate(specs):
+        task = fit.task(cell, r, seed=seeds[i], task_id=i, **extra)
+        # the tasks of one cell share its draws as one object each (a Dask client
+        # scatters them once instead of pickling them into every task)
+        task.update(per_cell.setdefault(id(cell), {k: task[k] for k in _CELL_DRAWS}))
+        tasks.append(task)
     out = run_tasks(
         simulate_labels_task, tasks, max_workers=max_workers, executor=executor, client=client
     )
