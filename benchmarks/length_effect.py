@@ -22,7 +22,7 @@ machine may be shared). The raw numbers go to ``benchmarks/length_effect_results
 and the section between ``<!-- length-effect:start -->`` and ``<!-- length-effect:end -->``
 of ``benchmarks/RESULTS.md``.
 
-Run:  python benchmarks/length_effect.py [--peer-timeout 600] [--no-peers]
+Run:  python benchmarks/length_effect.py [--peer-timeout 600] [--no-peers] [--rewrite]
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def _run(kind: str, timeout: float | None) -> dict[str, Any]:
 
 
 def _fmt(v: Any, spec: str = ".1f") -> str:
-    return "n/a" if v is None else format(v, spec)
+    return "n/a" if v is None or v != v else format(v, spec)
 
 
 def section(results: dict[str, Any]) -> str:
@@ -204,7 +204,7 @@ def section(results: dict[str, Any]) -> str:
             )
             continue
         floor = None
-        if "n_steps_draws" in r and cost.get("kernel_ms"):
+        if kind == "nuts" and cost.get("kernel_ms"):
             floor = r["n_steps_draws"] * cost["kernel_ms"] / 1e3 / 2
         rhat = _fmt(r["max_rhat"], ".3f") if "max_rhat" in r else ""
         ess = _fmt(r["min_ess_bulk"], ".0f") if "min_ess_bulk" in r else ""
@@ -219,7 +219,8 @@ def section(results: dict[str, Any]) -> str:
         "Floor: gradient evaluations of the kept draws "
         f"({nuts.get('n_steps_draws', 'n/a')}, mean tree depth "
         f"{_fmt(nuts.get('mean_tree_depth'), '.2f')}; the 4 x 500 tuning steps are not "
-        "stored and not counted) x the kernel's cost, over 2 cores. R-hat and ESS are over "
+        "stored and not counted) x the kernel's cost, over 2 cores (compiled density only). "
+        "R-hat and ESS are over "
         "every posterior variable. NUTS samples the density's sampling form (centred rater "
         "and question intercepts in a rotated zero-sum basis, cut-points shifted by the "
         "mean intercepts: the same model, see `raterstats.models.length_density."
@@ -250,11 +251,17 @@ def main() -> None:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--peer-timeout", type=float, default=600.0)
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument(
+        "--rewrite", action="store_true", help="rewrite the RESULTS.md section from the JSON"
+    )
     parser.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     parser.add_argument("--json", type=Path, default=HERE / "length_effect_results.json")
     args = parser.parse_args()
     if args.child:
         print(json.dumps(_child(args.child)))
+        return
+    if args.rewrite:
+        update_results(args.out, section(json.loads(args.json.read_text())))
         return
     _run("cost", None)  # warm-up: fills numba's cache
     rows: dict[str, Any] = {}
