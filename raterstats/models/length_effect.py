@@ -9,20 +9,32 @@ per dimension, with the design interaction: a lighter model than
 nesting, one severity per rater and dimension) for the quick question of whether one design
 rewards length more than another. :func:`raterstats.models.ordinal.length_contrast` reads
 its fits too.
+
+Fitting: NUTS (nutpie) and ``method="map"`` run on a compiled log density with a
+hand-written gradient (:mod:`raterstats.models.length_density`, numba, compiled once per
+installation), the same model as the PyMC graph of :meth:`LengthEffect.build_model`; the
+probit link and non-default prior families compile the PyMC graph instead (minutes), and
+the fit says why in ``dt.attrs["logp_backend_note"]``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import xarray as xr
 
+from raterstats.inference import Density
 from raterstats.lazy import LazyModule
 from raterstats.models.base import Model, ModelInputError
+from raterstats.models.length_density import (
+    answer_log_likelihood,
+    density_problem,
+    length_density,
+)
 from raterstats.models.ordinal import (
     OrdinalData,
-    interval_logp,
     ordered_cutpoints,
     prepare_ordinal,
     ratings_potential,
@@ -48,6 +60,17 @@ class LengthEffect(Model):
     (non-centred), cut-points ordered per dimension x design. Every rating counts as one
     observation of its answer (sentence ratings are not nested: use
     :class:`~raterstats.models.ordinal.OrdinalRaters` for that).
+
+    NUTS by nutpie and ``method="map"`` use a compiled log density with a hand-written
+    gradient (:func:`~raterstats.models.length_density.length_density`; no per-fit
+    compilation, a few seconds on the built-in study): the same model on the same
+    unconstrained vector as the PyMC graph (:meth:`build_model`). The MAP is the mode on
+    that unconstrained scale, log-Jacobians of the log and ordered transforms included
+    (:func:`raterstats.inference.map_density`). The probit link and non-default prior
+    families (:func:`~raterstats.models.length_density.density_problem`), other samplers,
+    ``method="advi"`` and ``logp_backend="pymc"`` compile the PyMC graph (minutes);
+    ``dt.attrs["logp_backend"]`` records which ran, and ``dt.attrs["logp_backend_note"]``
+    why the compiled density did not cover the configuration.
 
     Parameters
     ----------
@@ -84,10 +107,55 @@ class LengthEffect(Model):
         "cutpoints": Prior("Normal", mu=0.0, sigma=3.0),
     }
     default_options: ClassVar[dict[str, Any]] = {"link": "logit"}
+    map_on_density: ClassVar[bool] = True
 
     def check_options(self) -> None:
         if self._options["link"] not in ("logit", "probit"):
             raise ValueError(f"link must be 'logit' or 'probit', not {self._options['link']!r}")
+
+    def density_problem(self) -> str | None:
+        """Why the compiled density does not cover this configuration (None when it does;
+        see :func:`~raterstats.models.length_density.density_problem`).
+
+        Examples
+        --------
+        >>> LengthEffect(link="probit").density_problem()
+        "the compiled density implements the logit link, not 'probit'"
+        """
+        return density_problem(self._priors, self._options["link"])
+
+    def has_density(self, data: OrdinalData) -> bool:
+        return self.density_problem() is None
+
+    def density(
+        self, data: OrdinalData, start: Mapping[str, np.ndarray] | None = None
+    ) -> Density | None:
+        """The compiled log density of these data (None where :meth:`density_problem`
+        says it does not apply). The model has no EM estimate: ``start`` must be None."""
+        if start is not None:
+            raise ValueError(f"{self.name}: no starting point other than the model's own")
+        if not self.has_density(data):
+            return None
+        return length_density(data, self._priors)
+
+    def fit(self, ratings: Any, **options: Any) -> xr.DataTree:
+        """Fit the model; as :meth:`raterstats.models.base.Model.fit`. A fit that compiles
+        the PyMC graph because the compiled density does not cover its configuration says
+        why in ``dt.attrs["logp_backend_note"]``.
+
+        Examples
+        --------
+        >>> from raterstats.simulate import clinical_qa_study
+        >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+        >>> dt = LengthEffect().fit(r, method="map", random_seed=1, progress=False)
+        >>> dt.attrs["logp_backend"], dt.posterior.attrs["map_scale"]
+        ('compiled', 'unconstrained (log-Jacobians included)')
+        """
+        dt = super().fit(ratings, **options)
+        problem = self.density_problem()
+        if dt.attrs.get("logp_backend") == "pymc" and problem is not None:
+            dt.attrs["logp_backend_note"] = f"fitted on the PyMC graph: {problem}"
+        return dt
 
     def prepare(self, ratings: Ratings) -> OrdinalData:
         super().prepare(ratings)
@@ -170,41 +238,6 @@ class LengthEffect(Model):
     def log_likelihood(
         self, dt: xr.DataTree, data: OrdinalData, model: pm.Model | None
     ) -> xr.Dataset | None:
-        """Pointwise log-likelihood per answer x design (summed over its ratings)."""
-        post = dt["posterior"].to_dataset()
-        nd, ng = len(data.coords["dimension"]), len(data.coords["design"])
-        eta = np.zeros((post.sizes["chain"], post.sizes["draw"], len(data.coords["item"]), nd))
-        if "system_effect" in post:
-            s = post["system_effect"].transpose("chain", "draw", "dimension", "system").values
-            eta += np.swapaxes(s[:, :, :, data.item_system], 2, 3)
-        if "question_effect" in post:
-            q = post["question_effect"].transpose("chain", "draw", "question", "dimension").values
-            eta += q[:, :, data.item_question]
-        beta = post["length_effect"].transpose("chain", "draw", "dimension", "design").values
-        sev = post["severity"].transpose("chain", "draw", "rater", "dimension").values
-        cuts = post["cutpoints"].transpose("chain", "draw", "dimension", "design", "cut").values
-        lp = (
-            eta[:, :, data.obs_item, data.obs_dim]
-            + beta[:, :, data.obs_dim, data.obs_design] * data.z_length[data.obs_item]
-            - sev[:, :, data.obs_rater, data.obs_dim]
-        )
-        cut = cuts[:, :, data.obs_dim, data.obs_design]
-        pad = np.concatenate(
-            [np.full((*cut.shape[:-1], 1), -np.inf), cut, np.full((*cut.shape[:-1], 1), np.inf)],
-            axis=-1,
-        )
-        idx = np.arange(data.n_obs)
-        ll = interval_logp(
-            pad[:, :, idx, data.y] - lp, pad[:, :, idx, data.y + 1] - lp, self._options["link"]
-        )
-        ni = len(data.coords["item"])
-        key = data.obs_item * ng + data.obs_design
-        onehot = np.zeros((data.n_obs, ni * ng))
-        onehot[idx, key] = 1.0
-        summed = (ll @ onehot).reshape(*ll.shape[:2], ni, ng)
-        present = onehot.sum(0).reshape(ni, ng) > 0
-        summed[..., ~present] = np.nan
-        return xr.Dataset(
-            {"answer": (("chain", "draw", "item", "design"), summed)},
-            coords={"item": data.coords["item"], "design": data.coords["design"]},
-        )
+        """Pointwise log-likelihood per answer x design (summed over its ratings; see
+        :func:`~raterstats.models.length_density.answer_log_likelihood`)."""
+        return answer_log_likelihood(dt["posterior"].to_dataset(), data, self._options["link"])

@@ -173,8 +173,8 @@ def test_map_and_advi_run(tiny):
     assert dt["posterior"].sizes["draw"] == 50
 
 
-@pytest.mark.slow  # PyMC compilation of the regression graph (about a minute)
 def test_length_effect_model(tiny):
+    """The MAP runs on the compiled density (issue 22: no PyMC compilation)."""
     r = tiny.filter(rater_kind="human")
     dt = LengthEffect().fit(r, method="map", random_seed=2, progress=False)
     lc = length_contrast(dt)
