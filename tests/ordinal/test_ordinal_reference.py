@@ -53,6 +53,8 @@ SHAPES = {
     "length_by_rater": ({"length_by_rater": True}, lambda r: r),
     "centred": ({"centred": True, "length_by_rater": True}, lambda r: r),
     "non_centred": ({"centred": False}, lambda r: r),
+    "latent_centred": ({"centred_latent": True}, lambda r: r),
+    "latent_non_centred": ({"centred_latent": False, "centred": True}, lambda r: r),
     "coarse_no_length": ({}, lambda r: _drop(r.filter(design="coarse"), "length")),
     "no_system_no_question": ({}, lambda r: _drop(r, "system", "question")),
     "fine_only": ({}, lambda r: r.filter(design="fine")),

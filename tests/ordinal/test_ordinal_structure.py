@@ -47,9 +47,15 @@ def tiny():
     return clinical_qa_study(n_questions=4, random_seed=11).ratings
 
 
+#: the value variables of the centred question effects and residuals (``centred_latent``)
+CENTRED_LATENT = {"question_z": "question_basis_effect", "residual_z": "residual_basis"}
+
+
 def _value_var(blk, names):
     """The value variable behind a block: ``*_z`` non-centred, ``*_basis`` centred."""
     name = VALUE_VARS[blk]
+    if name in CENTRED_LATENT and name not in names and CENTRED_LATENT[name] in names:
+        return CENTRED_LATENT[name]
     if name.endswith("_z") and name not in names and name.replace("_z", "_basis") in names:
         return name.replace("_z", "_basis")
     return name
@@ -79,10 +85,14 @@ def test_zero_sum_basis():
 
 
 @pytest.mark.parametrize(
-    ("length_by_rater", "centred"), [(False, False), (True, False), (False, True)]
+    ("length_by_rater", "centred", "centred_latent"),
+    [(False, False, False), (True, False, True), (False, True, True), (False, True, False)],
 )
-def test_compiled_density_matches_pymc_model(tiny, length_by_rater, centred):
-    mod = OrdinalRaters(length_by_rater=length_by_rater, centred=centred)
+def test_compiled_density_matches_pymc_model(tiny, length_by_rater, centred, centred_latent):
+    """issue 22: also with the question effects and residuals centred (``centred_latent``)."""
+    mod = OrdinalRaters(
+        length_by_rater=length_by_rater, centred=centred, centred_latent=centred_latent
+    )
     data = mod.prepare(tiny)
     model = mod.build_model(data)
     dens = mod.density(data)

@@ -37,7 +37,7 @@ from raterstats.models.ordinal.reference import length_effects
 #: globals from, so a changed layout.py would otherwise leave stale kernels that read the
 #: arrays at the old positions. tests/ordinal/test_ordinal_structure.py fails until this
 #: value is updated, and updating it invalidates the cache.
-LAYOUT_SOURCE_SHA256 = "84d69b97c1fa6e1de58ed0516130e29d3af73ad63d5be4deba4909aa6eb8450f"
+LAYOUT_SOURCE_SHA256 = "254b1d7e138aba3baf3ed9fb92e677f9735090b9db0396852ce851e19169f6eb"
 
 
 @njit(cache=True, nogil=True)
@@ -94,6 +94,35 @@ def _halfnormal_log(x: np.ndarray, j: int, scale: float, grad: np.ndarray) -> tu
     r = sig / scale
     grad[j] += 1.0 - r * r
     return -0.5 * r * r + u, sig
+
+
+@njit(cache=True, nogil=True)
+def _latent_prior(
+    x: np.ndarray,
+    start: int,
+    stop: int,
+    log_s_at: int,
+    s: np.ndarray,
+    centred: int,
+    grad: np.ndarray,
+) -> float:
+    """Prior of the zero-sum coordinates ``x[start:stop]`` ((n - 1) x D, row-major) of
+    question effects or answer residuals with scale ``s[d]`` (sampled as ``log s`` at
+    ``x[log_s_at + d]``): standard normals (non-centred) or ``N(0, s[d])`` (centred);
+    returns the log density and adds its gradient."""
+    D = s.size
+    total = 0.0
+    for t in range(start, stop):
+        if centred:
+            d = (t - start) % D
+            z = x[t] / s[d]
+            total += -0.5 * z * z - math.log(s[d])
+            grad[t] -= z / s[d]
+            grad[log_s_at + d] += z * z - 1.0
+        else:
+            total += -0.5 * x[t] * x[t]
+            grad[t] -= x[t]
+    return total
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -158,6 +187,9 @@ def ordinal_logp_grad(
             grad[t] -= x[t]
     # question effects and answer residuals: zero-sum standard normals (Q - 1 and I - 1
     # free coordinates per dimension), so that the cut-points alone carry the location
+    # non-centred: x = z ~ N(0, 1), effect = sigma * z; centred (``LATENT_CENTRED``, the
+    # better geometry when many ratings pin each answer down): x ~ N(0, sigma), effect = x
+    lat_cen = settings[Setting.LATENT_CENTRED]
     sq = np.zeros(D)
     qfull = np.zeros((Q, D))
     if use_q:
@@ -166,9 +198,9 @@ def ordinal_logp_grad(
                 x, off[Block.LOG_SQ] + d, prior[PriorConst.SIGMA_QUESTION], grad
             )
             total += lpd
-        for t in range(off[Block.QZ], off[Block.QZ + 1]):
-            total += -0.5 * x[t] * x[t]
-            grad[t] -= x[t]
+        total += _latent_prior(
+            x, off[Block.QZ], off[Block.QZ + 1], off[Block.LOG_SQ], sq, lat_cen, grad
+        )
         zero_sum_extend(x[off[Block.QZ] : off[Block.QZ + 1]], Q, D, qfull)
     se = np.zeros(D)
     for d in range(D):
@@ -176,17 +208,20 @@ def ordinal_logp_grad(
             x, off[Block.LOG_SE] + d, prior[PriorConst.SIGMA_RESIDUAL], grad
         )
         total += lpd
-    for t in range(off[Block.EZ], off[Block.EZ + 1]):
-        total += -0.5 * x[t] * x[t]
-        grad[t] -= x[t]
+    total += _latent_prior(
+        x, off[Block.EZ], off[Block.EZ + 1], off[Block.LOG_SE], se, lat_cen, grad
+    )
     efull = np.empty((n_item, D))
     zero_sum_extend(x[off[Block.EZ] : off[Block.EZ + 1]], n_item, D, efull)
+    # the multipliers of the sampled coordinates in eta
+    me = np.ones(D) if lat_cen else se
+    mq = np.ones(D) if lat_cen else sq
     eta = np.empty((n_item, D))
     for i in range(n_item):
         for d in range(D):
-            v = sys_eff[d, item_sys[i]] + se[d] * efull[i, d]
+            v = sys_eff[d, item_sys[i]] + me[d] * efull[i, d]
             if use_q:
-                v += sq[d] * qfull[item_q[i], d]
+                v += mq[d] * qfull[item_q[i], d]
             eta[i, d] = v
 
     # ---- raters ---------------------------------------------------------------------------
@@ -451,19 +486,20 @@ def ordinal_logp_grad(
     for i in range(n_item):
         for d in range(D):
             g_ = deta[i, d]
-            defull[i, d] = g_ * se[d]
+            defull[i, d] = g_ * me[d]
             dse[d] += g_ * efull[i, d]
             if use_q:
-                dqfull[item_q[i], d] += g_ * sq[d]
+                dqfull[item_q[i], d] += g_ * mq[d]
                 dsq[d] += g_ * qfull[item_q[i], d]
             dsys[d, item_sys[i]] += g_
     zero_sum_adjoint(defull, n_item, D, grad, off[Block.EZ])
     if use_q:
         zero_sum_adjoint(dqfull, Q, D, grad, off[Block.QZ])
-    for d in range(D):
-        grad[off[Block.LOG_SE] + d] += dse[d] * se[d]
-        if use_q:
-            grad[off[Block.LOG_SQ] + d] += dsq[d] * sq[d]
+    if not lat_cen:  # the scales enter eta only in the non-centred form
+        for d in range(D):
+            grad[off[Block.LOG_SE] + d] += dse[d] * se[d]
+            if use_q:
+                grad[off[Block.LOG_SQ] + d] += dsq[d] * sq[d]
     if use_sys:
         sig_s = prior[PriorConst.SYSTEM_SIGMA]
         for d in range(D):

@@ -37,7 +37,7 @@ KERNEL_SOURCES = (
 #: kernel or layout would otherwise leave a stale callback reading the data at the old
 #: positions. tests/ordinal/test_ordinal_callback.py fails until this value is updated,
 #: and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "c649ed5da7ac726bf9dd7ceace1a3ec44cfa733847a573aaa775ef61a6664db8"
+KERNEL_SOURCE_SHA256 = "192d38286e8cabda9e223aadc33fe65d2a0ee8ae0390c92ce1b413d4a5710756"
 
 
 def kernel_source_sha256() -> str:

@@ -100,6 +100,7 @@ class Setting(IntEnum):
     REFERENCE = 14
     CENTRED = 15
     SENTENCE_DESIGN = 16
+    LATENT_CENTRED = 17
 
 
 class PriorConst(IntEnum):
@@ -181,7 +182,8 @@ class OrdinalLayout:
     Sizes: ``n_dim`` (D), ``n_design`` (G), ``n_human`` (H), ``n_judge`` (J), ``n_system``
     (M), ``n_question`` (Q), ``n_item`` (I), ``n_sentence`` (S), ``n_levels`` (K).
     Switches: which parts of the model are present (``use_*``, ``length_by_rater``) and
-    whether the human raters' deviations are centred. ``reference`` is the index of the
+    whether the human raters' deviations (``centred``) and the question effects and answer
+    residuals (``latent_centred``) are centred. ``reference`` is the index of the
     reference design and ``sentence_design`` that of the design whose log-discrimination
     mean shifts the sampled sentence scale (-1: none). ``prior`` holds the prior constants
     in :class:`PriorConst` order. The arrays are computed once per layout; do not modify
@@ -217,6 +219,7 @@ class OrdinalLayout:
     centred: bool
     sentence_design: int
     prior: np.ndarray
+    latent_centred: bool = False
 
     @cached_property
     def block_sizes(self) -> dict[Block, int]:
@@ -295,7 +298,12 @@ def prior_constants(priors: Mapping[str, Prior]) -> np.ndarray:
 
 
 def ordinal_layout(
-    data: OrdinalData, priors: Mapping[str, Prior], *, centred: bool, length_by_rater: bool
+    data: OrdinalData,
+    priors: Mapping[str, Prior],
+    *,
+    centred: bool,
+    length_by_rater: bool,
+    latent_centred: bool = False,
 ) -> OrdinalLayout:
     """The layout of the compiled density for these data, priors and options.
 
@@ -309,6 +317,9 @@ def ordinal_layout(
         Whether the human raters' deviations are sampled centred.
     length_by_rater : bool
         The ``length_by_rater`` option (used only when the data have a length covariate).
+    latent_centred : bool
+        Whether the question effects and answer residuals are sampled centred (their
+        zero-sum coordinates ``~ N(0, sigma)``) rather than as standard normals times sigma.
 
     Returns
     -------
@@ -334,6 +345,7 @@ def ordinal_layout(
         centred=bool(centred),
         sentence_design=sentence_design(data),
         prior=prior_constants(priors),
+        latent_centred=bool(latent_centred),
     )
 
 

@@ -53,6 +53,10 @@ else:
     pm = LazyModule("pymc")
     pt = LazyModule("pytensor.tensor")
 
+#: The median number of ratings per answer x dimension from which the question effects
+#: and answer residuals are sampled centred by default (:meth:`OrdinalRaters.is_latent_centred`)
+LATENT_CENTRED_MIN_RATINGS = 10
+
 #: The parameters whose convergence the demo, the recovery test and the benchmark report:
 #: the rater facets, system effects, cut-points, length effects and scales (the per-answer
 #: and per-sentence effects are left out: hundreds of them, each weakly identified).
@@ -150,9 +154,10 @@ class OrdinalRaters(Model):
     ``m_d,ref = 0`` for the reference design (the first design with whole-answer ratings):
     the cut-points carry the location, the reference design's panel the latent scale. Raters whose
     ``rater_kind`` is not ``"human"`` (an LLM judge) get their own unpooled parameters,
-    including their own length effect, reported apart. Latent answer, question and sentence
-    effects are non-centred; the human raters' deviations are centred when the data hold
-    many ratings per rater cell (see ``centred``).
+    including their own length effect, reported apart. Sentence effects are non-centred;
+    question effects and answer residuals are centred when the data hold many ratings per
+    answer (see ``centred_latent``), the human raters' deviations when they hold many
+    ratings per rater cell (see ``centred``).
 
     Parameters
     ----------
@@ -171,6 +176,10 @@ class OrdinalRaters(Model):
         Sample the human raters' deviations centred (``a_j ~ N(0, sigma)``) or non-centred
         (``a_j = sigma z_j``). Default (None): centred when the median human rater x
         dimension x design cell holds at least 20 ratings (see :meth:`is_centred`).
+    centred_latent : bool, optional
+        Sample the question effects and answer residuals centred or non-centred. Default
+        (None): centred when the median answer x dimension holds at least 10 ratings (see
+        :meth:`is_latent_centred`).
 
     Examples
     --------
@@ -219,6 +228,7 @@ class OrdinalRaters(Model):
         "length_by_rater": False,
         "pointwise": "answer",
         "centred": None,
+        "centred_latent": None,
     }
     methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi")
 
@@ -231,8 +241,9 @@ class OrdinalRaters(Model):
             problems.append(f"length must be 'auto', True or False, not {o['length']!r}")
         if o["pointwise"] not in ("answer", "rating"):
             problems.append(f"pointwise must be 'answer' or 'rating', not {o['pointwise']!r}")
-        if o["centred"] not in (None, True, False):
-            problems.append(f"centred must be True, False or None, not {o['centred']!r}")
+        for key in ("centred", "centred_latent"):
+            if o[key] not in (None, True, False):
+                problems.append(f"{key} must be True, False or None, not {o[key]!r}")
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -280,6 +291,24 @@ class OrdinalRaters(Model):
         counts = np.bincount(cell, minlength=data.n_humans * D * G)
         return bool(np.median(counts) >= 20)
 
+    def is_latent_centred(self, data: OrdinalData) -> bool:
+        """Whether the question effects and answer residuals are sampled centred (their
+        zero-sum coordinates ``~ N(0, sigma)``): the ``centred_latent`` option, or by default
+        when the median answer x dimension holds at least
+        :data:`LATENT_CENTRED_MIN_RATINGS` ratings (whole-answer and sentence ratings
+        together). Many ratings per answer pin its latent quality down, and the non-centred
+        form (``effect = sigma * z``) then makes NUTS cross a curved ridge between each
+        ``z`` and the scale: on the built-in study (25 ratings per answer and dimension) the
+        scales ``sigma_residual`` and ``sigma_question`` mixed slowest of all parameters."""
+        c = self._options["centred_latent"]
+        if c is not None:
+            return bool(c)
+        nd = len(data.coords["dimension"])
+        counts = np.bincount(
+            data.obs_item * nd + data.obs_dim, minlength=len(data.coords["item"]) * nd
+        )
+        return bool(np.median(counts) >= LATENT_CENTRED_MIN_RATINGS)
+
     def prepare(self, ratings: Ratings) -> OrdinalData:
         super().prepare(ratings)
         return prepare_ordinal(ratings, length=self._options["length"])
@@ -311,19 +340,29 @@ class OrdinalRaters(Model):
             eta = pt.zeros((len(data.coords["item"]), nd))
         # question effects and residuals sum to zero (zero-sum normals): the cut-points
         # alone carry the location, which otherwise trades against their means
+        # centred (see is_latent_centred): the zero-sum coordinates ~ N(0, sigma) themselves
+        lat_cen = self.is_latent_centred(data)
         if data.use_question:
             nq = len(data.coords["question"])
             sq = p["sigma_question"].create("sigma_question", dims="dimension")
-            qz = pm.Normal("question_z", 0.0, 1.0, dims=("question_basis", "dimension"))
-            q_eff = pm.Deterministic(
-                "question_effect", zero_sum_extend_pt(qz, nq) * sq, dims=("question", "dimension")
-            )
+            qdims = ("question_basis", "dimension")
+            if lat_cen:
+                q_raw = zero_sum_extend_pt(
+                    pm.Normal("question_basis_effect", 0.0, sq, dims=qdims), nq
+                )
+            else:
+                q_raw = zero_sum_extend_pt(pm.Normal("question_z", 0.0, 1.0, dims=qdims), nq) * sq
+            q_eff = pm.Deterministic("question_effect", q_raw, dims=("question", "dimension"))
             eta = eta + q_eff[data.item_question]
         se = p["sigma_residual"].create("sigma_residual", dims="dimension")
         ni = len(data.coords["item"])
         if ni > 1:  # one item: its residual sums to zero alone, so it is zero (no basis)
-            ez = pm.Normal("residual_z", 0.0, 1.0, dims=("item_basis", "dimension"))
-            eta = eta + zero_sum_extend_pt(ez, ni) * se
+            edims = ("item_basis", "dimension")
+            if lat_cen:
+                eta = eta + zero_sum_extend_pt(pm.Normal("residual_basis", 0.0, se, dims=edims), ni)
+            else:
+                ez = pm.Normal("residual_z", 0.0, 1.0, dims=edims)
+                eta = eta + zero_sum_extend_pt(ez, ni) * se
         eta = pm.Deterministic("eta", eta, dims=("item", "dimension"))
         # human raters: discrimination (log scale) and severity, partially pooled
         ref = data.coords["design"].index(data.reference_design)
@@ -471,6 +510,7 @@ class OrdinalRaters(Model):
             self._priors,
             centred=self.is_centred(data),
             length_by_rater=bool(self._options["length_by_rater"]),
+            latent_centred=self.is_latent_centred(data),
         )
 
     def has_density(self, data: OrdinalData) -> bool:

@@ -263,15 +263,20 @@ def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) 
         sys_eff = prior[PriorConst.SYSTEM_SIGMA] * blk(Block.SYS_Z).reshape(D, M - 1) @ bm.T
         out["system_effect"] = sys_eff
     eta = sys_eff[:, data.item_system].T.copy()
+    # centred: the blocks hold the effects' zero-sum coordinates themselves
     if lay.use_question:
         sq = np.exp(blk(Block.LOG_SQ))
-        q_eff = zero_sum_extend_np(blk(Block.QZ).reshape(Q - 1, D)) * sq
+        q_eff = zero_sum_extend_np(blk(Block.QZ).reshape(Q - 1, D))
+        if not lay.latent_centred:
+            q_eff = q_eff * sq
         out["sigma_question"] = sq
         out["question_effect"] = q_eff
         eta += q_eff[data.item_question]
     se = np.exp(blk(Block.LOG_SE))
     out["sigma_residual"] = se
-    eta += zero_sum_extend_np(blk(Block.EZ).reshape(n_item - 1, D)) * se
+    eta += zero_sum_extend_np(blk(Block.EZ).reshape(n_item - 1, D)) * (
+        1.0 if lay.latent_centred else se
+    )
     out["eta"] = eta
     lm = np.zeros((D, G))
     if G > 1:
@@ -358,7 +363,14 @@ def log_density(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) -> floa
         r = np.exp(u) / prior[HALF_NORMAL_SCALE[b]]
         return float(np.sum(-0.5 * r * r + u))
 
-    total = sum(std_normal(b) for b in (Block.SYS_Z, Block.QZ, Block.EZ, Block.WZ, Block.LZ))
+    total = sum(std_normal(b) for b in (Block.SYS_Z, Block.WZ, Block.LZ))
+    for b, log_s in ((Block.QZ, Block.LOG_SQ), (Block.EZ, Block.LOG_SE)):
+        if lay.latent_centred:  # N(0, sigma_d) zero-sum coordinates, (n - 1) x D
+            s = np.exp(x[lay.block(log_s)])
+            v = x[lay.block(b)].reshape(-1, lay.n_dim) / s if s.size else np.zeros(0)
+            total += float(np.sum(-0.5 * v * v - np.log(s))) if s.size else 0.0
+        else:
+            total += std_normal(b)
     scales = (Block.LOG_SQ, Block.LOG_SE, Block.LOG_SU, Block.LOG_SV, Block.LOG_SA, Block.LOG_SB)
     for b in (*scales, Block.LOG_SL):
         total += half_normal(b, x[lay.block(b)])
