@@ -251,6 +251,17 @@ class OrdinalRaters(Model):
         (915 measured, max R-hat 1.006, 260 s on 2 cores; ``benchmarks/ordinal.py``) and
         nutpie's step-size and mass-matrix adaptation settles within 500 tuning steps.
 
+        ``method="map"`` and ``method="advi"`` run on the compiled density (no PyMC
+        compilation; the probit link and non-default prior families use the PyMC graph).
+        MAP returns the mode of the non-centred form on the unconstrained scale with the
+        log-Jacobians (:meth:`mode_form` says why and what that mode means: a joint mode,
+        whose scales are inflated and whose fine-design discrimination may run far out, so
+        read its system ordering, not its scales; an optimiser that stops short warns and
+        fails the fit's health check). ADVI is mean-field Gaussian ADVI
+        (:func:`raterstats.inference_vi.advi_density`, options ``n``, ``learning_rate``,
+        ``mc_samples``, ``eval_every``, ``tol``, ``init_sd``) on the form NUTS samples;
+        ``draws`` draws of the approximation are stored.
+
         Examples
         --------
         >>> from raterstats.simulate import clinical_qa_study
