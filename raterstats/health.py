@@ -409,8 +409,14 @@ def assess_fit(
             (
                 f"{what} failed its check: the optimiser did not converge, so the values "
                 "are where it stopped, not the optimum",
-                "no posterior sampling either: no convergence diagnostics and no posterior "
-                "uncertainty; use method='nuts' for posterior statements",
+                "no posterior sampling either: "
+                + (
+                    "no posterior uncertainty"
+                    if method in _POINT
+                    else "its spread is the approximation's, which tends to understate "
+                    "posterior uncertainty"
+                )
+                + "; use method='nuts' for posterior statements",
             ),
         )
     if method in _POINT:

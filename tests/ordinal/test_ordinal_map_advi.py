@@ -15,6 +15,8 @@ import pytest
 import xarray as xr
 from scipy.optimize import minimize
 
+from raterstats import rank_systems
+from raterstats.design import compare_designs
 from raterstats.health import assess_fit, fit_health
 from raterstats.inference import Density
 from raterstats.inference_vi import advi_density
@@ -136,6 +138,10 @@ def test_the_consumers_of_a_map_fit_work_and_say_it_is_a_point_estimate(map_fit)
     assert reliability(map_fit).sizes["draw"] == 1
     assert rater_table(map_fit).sizes["rater"] == map_fit["posterior"].sizes["rater"]
     assert sentence_aggregation(map_fit).sizes["draw"] == 1
+    ranked = rank_systems(map_fit)
+    assert "MAP point estimate" in ranked.attrs["uncertainty_note"]
+    designs = compare_designs(map_fit, n_replicates=10, random_seed=1)
+    assert "MAP point estimate" in designs.attrs["uncertainty_note"]
 
 
 def test_a_map_whose_optimiser_stopped_fails_its_health_check(map_fit):
@@ -182,6 +188,7 @@ def test_advi_warns_and_fails_its_check_when_it_does_not_converge(tiny):
                                  progress=False)  # fmt: skip
     assert not bool(dt["sample_stats"]["converged"].any())
     assert dt.attrs["health_ok"] == 0 and "did not converge" in dt.attrs["health"]
+    assert "understate" in dt.attrs["health"]
 
 
 def _pymc_density(model):
@@ -245,3 +252,32 @@ def test_advi_agrees_with_pymc_advi():
     log_tau_ours = ours["posterior"]["tau_log__"].values.ravel()
     log_tau_theirs = np.log(theirs["tau"].values.ravel())
     assert abs(log_tau_ours.mean() - log_tau_theirs.mean()) < 0.1
+
+
+@pytest.mark.slow  # PyMC compiles the ordinal graph for its ADVI
+def test_ordinal_advi_agrees_with_pymc_advi_on_the_graph(tiny, advi_fit):
+    """The compiled-density ADVI and PyMC's ADVI of the same graph (same parametrisation,
+    same mean-field family): means of system effects, cut-points and severities agree within
+    one standard deviation of the approximation. Measured (issue 22, seed 3): ours and
+    PyMC's differ by up to 0.44 (system effects), 0.73 (cut-points) and 0.58 (severities)
+    standard deviations, and the gap does not close with 5x longer runs of ours, while our
+    runs with seeds 3, 4 and 5 differ by up to 0.23 and the eight-schools check above
+    agrees within 0.1: an open difference between the two fits, not optimiser noise alone.
+    """
+    from raterstats.inference import run_inference
+
+    ours = OrdinalRaters().fit(tiny, method="advi", draws=2000, random_seed=3, progress=False)
+    theirs = run_inference(
+        OrdinalRaters().build(tiny),
+        method="advi",
+        draws=2000,
+        random_seed=3,
+        progress=False,
+        n=30_000,
+        obj_optimizer=pm.adagrad_window(learning_rate=1e-2),
+    )
+    for name in ("system_effect", "cutpoints", "severity"):
+        a, b = ours["posterior"][name], theirs["posterior"][name]
+        sd = b.std(("chain", "draw")).values
+        diff = np.abs(a.mean(("chain", "draw")).values - b.mean(("chain", "draw")).values)
+        assert np.all(diff <= sd), (name, float(np.max(diff / sd)))
