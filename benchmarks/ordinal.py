@@ -10,6 +10,8 @@ simulation's truth. Writes the table to ``benchmarks/RESULTS.md`` (section "Ordi
 model"), replacing an earlier version of that section only.
 
 Run:  .venv/bin/python benchmarks/ordinal.py [--adaptation diag|low_rank] [--draws N]
+      .venv/bin/python benchmarks/ordinal.py --map-advi [--data-dir DIR]  (MAP and ADVI
+      timings: ``benchmarks/ordinal_map_advi.py``)
 """
 
 from __future__ import annotations
@@ -275,7 +277,14 @@ def main() -> None:
     ap.add_argument("--tune", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--map-advi", action="store_true", help="time MAP and ADVI instead")
+    ap.add_argument("--data-dir", type=Path, default=None, help="real data (--map-advi)")
     args = ap.parse_args()
+    if args.map_advi:
+        from ordinal_map_advi import main as map_advi
+
+        map_advi(args.data_dir, write=not args.no_write)
+        return
     results = []
     for a in args.adaptation:
         res = run(a, args.draws, args.tune, args.seed)

@@ -393,6 +393,31 @@ def assess_fit(
     method = str(dt.attrs.get("method", "nuts"))
     post = dt["posterior"].to_dataset()
     n_chain, n_draw = int(post.sizes["chain"]), int(post.sizes["draw"])
+    stats = dt["sample_stats"].to_dataset() if "sample_stats" in dt.children else None
+    optimiser_stopped = (  # a MAP or ADVI optimiser that did not converge
+        method in ("map", "advi")
+        and stats is not None
+        and "converged" in stats
+        and not bool(np.all(stats["converged"].values))
+    )
+    if optimiser_stopped:
+        what = _POINT.get(method, f"{method.upper()} approximation")
+        return Health(
+            False,
+            method,
+            (
+                f"{what} failed its check: the optimiser did not converge, so the values "
+                "are where it stopped, not the optimum",
+                "no posterior sampling either: "
+                + (
+                    "no posterior uncertainty"
+                    if method in _POINT
+                    else "its spread is the approximation's, which tends to understate "
+                    "posterior uncertainty"
+                )
+                + "; use method='nuts' for posterior statements",
+            ),
+        )
     if method in _POINT:
         return Health(
             True,

@@ -66,6 +66,7 @@ LAYERS: dict[str, int] = {
     "raterstats.agreement": 4,
     "raterstats.nutpie_callbacks": 5,
     "raterstats.inference": 5,
+    "raterstats.inference_vi": 5,
     "raterstats.models": 6,
     "raterstats.health": 6,
     "raterstats.posterior": 7,

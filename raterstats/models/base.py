@@ -74,24 +74,23 @@ fingerprint, method, sampler, seed, draws, tune, chains), so that a saved file
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
-import polars as pl
 import xarray as xr
 
 from raterstats import defaults as D
-from raterstats import schema as S
 from raterstats.checks import check_arguments, choice_problem, flag_problem
 from raterstats.comparisons import Comparisons
 from raterstats.health import assess_fit, stamp_health
 from raterstats.inference import Density, map_density, resolve_seed, run_density, run_inference
 from raterstats.inference_checks import keyword_names, sampler_argument_problems
+from raterstats.inference_vi import advi_density
 from raterstats.lazy import LazyModule
+from raterstats.models.fingerprint import data_fingerprint
 from raterstats.models.priors import Prior, as_prior, jsonable
 from raterstats.ratings import Ratings
 from raterstats.version import __version__
@@ -134,40 +133,6 @@ class ModelInputError(ValueError):
         super().__init__("; ".join(self.problems))
 
 
-def data_fingerprint(ratings: Ratings | Comparisons) -> str:
-    """A SHA-256 fingerprint of the ratings' content (order-independent).
-
-    Two :class:`~raterstats.Ratings` with the same ratings (same items, segments, raters,
-    dimensions, designs, levels, repeats and gold labels) have the same fingerprint; so do
-    two :class:`~raterstats.Comparisons` with the same judgments.
-
-    Examples
-    --------
-    >>> from raterstats.simulate import archehr_like_study
-    >>> r = archehr_like_study(n_cases=3, n_systems=2, random_seed=1).ratings
-    >>> data_fingerprint(r) == data_fingerprint(r.filter(dimension=list(r.dimensions)))
-    True
-    """
-    if isinstance(ratings, Comparisons):
-        frame = ratings.data.drop(S.ROW)
-        frame = frame.select([pl.col(c).cast(pl.String) for c in frame.columns])
-        h = hashlib.sha256()
-        h.update(f"{ratings.kind},{ratings.max_grade},{','.join(frame.columns)}".encode())
-        h.update(frame.sort(frame.columns).write_csv().encode())
-        return h.hexdigest()
-    cols = [
-        c
-        for c in (S.ITEM, S.SEGMENT, S.RATER, S.DIMENSION, S.DESIGN, S.RATING, S.REPEAT, S.GOLD)
-        if c in ratings.data.columns
-    ]
-    frame = ratings.data.select([pl.col(c).cast(pl.String) for c in cols]).sort(cols)
-    h = hashlib.sha256()
-    h.update(",".join(cols).encode())
-    h.update(frame.write_csv().encode())
-    h.update(json.dumps({d: repr(s) for d, s in ratings.scales.items()}).encode())
-    return h.hexdigest()
-
-
 class Model:
     """Base class of raterstats models (see the module docstring for the subclass contract).
 
@@ -198,6 +163,8 @@ class Model:
     rank_fit_method: ClassVar[Method | None] = None
     #: ``method="map"`` takes the mode of the compiled density (``map_density``)
     map_on_density: ClassVar[bool] = False
+    #: ``method="advi"`` runs on the compiled density (``inference_vi.advi_density``)
+    advi_on_density: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -564,7 +531,9 @@ class Model:
         density = None
         start: dict[str, np.ndarray] | None = None
         compiled = method == "nuts" and sampler == "nutpie" and logp_backend == "auto"
-        on_density = method == "map" and self.map_on_density and logp_backend == "auto"
+        on_density = logp_backend == "auto" and (
+            (method == "map" and self.map_on_density) or (method == "advi" and self.advi_on_density)
+        )
         if on_density and self.has_density(data):
             density = self.density(data, start=None)
         elif compiled and self.has_density(data):
@@ -589,6 +558,8 @@ class Model:
             )
         elif density is not None and method == "map":
             dt = map_density(density, random_seed=seed, **method_options)
+        elif density is not None and method == "advi":
+            dt = advi_density(density, draws=draws, random_seed=seed, **method_options)
         elif density is not None:
             dt = run_density(
                 density,

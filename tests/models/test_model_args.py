@@ -39,6 +39,7 @@ from raterstats.agreement import agreement
 from raterstats.checks import SEED_MAX, ArgumentError
 from raterstats.design import annotation_budget, compare_designs, subsampling_study
 from raterstats.diagnostics import ppc_agreement
+from raterstats.health import ConvergenceWarning
 from raterstats.inference import Density, run_density, run_inference
 from raterstats.models import Model, ModelInputError, registered_models
 from raterstats.models.ordinal import rater_table, sentence_aggregation
@@ -480,7 +481,11 @@ def test_a_map_that_does_not_converge_warns_instead_of_a_silent_nan():
     with pytest.warns(UserWarning, match="MAP optimisation did not converge") as record:
         dt = DawidSkene(pooling="one_coin").fit(r, method="map", random_seed=1, progress=False)
     assert not bool(dt.sample_stats["converged"].item())
-    assert len(record) == 1  # one warning that says why, not PyMC's as well
+    # one warning that says why, not PyMC's as well; and (issue 22) the fit fails its health
+    # check, which warns once more (a ConvergenceWarning)
+    why = [w for w in record if not issubclass(w.category, ConvergenceWarning)]
+    assert len(why) == 1 and len(record) == 2
+    assert dt.attrs["health_ok"] == 0 and "did not converge" in dt.attrs["health"]
 
 
 def test_advi_fits_a_one_coin_model_of_one_rater():

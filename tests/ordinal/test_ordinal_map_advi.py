@@ -1,0 +1,283 @@
+"""issue 22: ordinal MAP and ADVI on the compiled density (no PyMC compilation).
+
+MAP is the mode of the non-centred form (log-Jacobians included), found in scaled
+coordinates: it must equal the mode of the PyMC graph of ``OrdinalRaters(centred=False)``
+found by L-BFGS on PyMC's own unconstrained log density. ADVI (mean-field, Adam) must have
+the result shape of the PyMC path, be seeded, warn when it does not converge, and agree with
+PyMC's ADVI on the same density within what two stochastic optimisers can meet.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytest
+import xarray as xr
+from scipy.optimize import minimize
+
+from raterstats import rank_systems
+from raterstats.design import compare_designs
+from raterstats.health import assess_fit, fit_health
+from raterstats.inference import Density
+from raterstats.inference_vi import advi_density
+from raterstats.models.ordinal import (
+    BLOCKS,
+    OrdinalRaters,
+    rater_table,
+    reliability,
+    sentence_aggregation,
+    system_scores,
+)
+from raterstats.simulate import clinical_qa_study
+
+# the PyMC value variable behind each block of the non-centred density's vector
+VALUE_VARS = {
+    "sys_z": "system_z",
+    "log_sq": "sigma_question_log__",
+    "qz": "question_z",
+    "log_se": "sigma_residual_log__",
+    "ez": "residual_z",
+    "log_tau": "sigma_sentence_shifted",
+    "wz": "sentence_z",
+    "lm": "log_discrimination_design",
+    "log_su": "sigma_discrimination_rater_log__",
+    "log_sv": "sigma_discrimination_cell_log__",
+    "uz": "discrimination_rater_z",
+    "vz": "discrimination_cell_z",
+    "log_sa": "sigma_severity_rater_log__",
+    "log_sb": "sigma_severity_cell_log__",
+    "az": "severity_rater_z",
+    "bz": "severity_cell_z",
+    "beta": "length_effect",
+    "log_sl": "sigma_length_rater_log__",
+    "lz": "length_rater_z",
+    "jl": "judge_log_discrimination",
+    "js": "judge_severity",
+    "jb": "judge_length_effect",
+    "cuts": "cutpoints_ordered__",
+}
+COMPARED = ("system_effect", "severity", "discrimination", "cutpoints", "sigma_residual")
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return clinical_qa_study(n_questions=4, random_seed=5).ratings
+
+
+@pytest.fixture(scope="module")
+def map_fit(tiny):
+    return OrdinalRaters().fit(tiny, method="map", random_seed=1, progress=False)
+
+
+def test_map_runs_on_the_compiled_density_and_says_which_mode(map_fit):
+    assert map_fit.attrs["logp_backend"] == "compiled"
+    assert map_fit.attrs["method"] == "map"
+    post = map_fit["posterior"]
+    assert dict(post.sizes)["draw"] == 1 and post.attrs["map_form"] == "map_form"
+    assert bool(map_fit["sample_stats"]["converged"].item())
+
+
+def _pymc_point(model, x):
+    """PyMC's value-variable point of the non-centred density's vector ``x`` (its blocks
+    are PyMC's value variables, in the compiled layout's order)."""
+    ip = model.initial_point()
+    names = {v.name for v in model.value_vars}
+    point, pos = {}, 0
+    for blk in BLOCKS:
+        name = VALUE_VARS[blk]
+        if name not in names:
+            continue
+        n = int(np.prod(np.shape(ip[name])))
+        point[name] = x[pos : pos + n].reshape(np.shape(ip[name]))
+        pos += n
+    assert pos == x.size
+    return point
+
+
+def test_map_equals_the_mode_of_the_pymc_graph(tiny, map_fit):
+    """The compiled-density MAP is the mode of PyMC's graph of the same (non-centred) form,
+    log-Jacobians included: PyMC's gradient vanishes there and its log density is lower
+    around it; the fit's values are those of the mode to map_density's tolerance."""
+    mod = OrdinalRaters()
+    data = mod.prepare(tiny)
+    dens = mod.mode_form(data)
+    x0 = dens.initial_point(np.random.default_rng([1, 0]))  # as map_density, seed 1
+
+    def neg(x):
+        lp, g = dens.logp_grad(x)
+        return -lp, -g
+
+    # the mode to a tight tolerance (map_density's own stops at a relative decrease of 1e-9)
+    options = {"maxiter": 5000, "ftol": 1e-14, "gtol": 1e-7, "maxcor": 30}
+    x_star = minimize(neg, x0, jac=True, method="L-BFGS-B", options=options).x
+    vals = dens.expand(x_star)
+    post = map_fit["posterior"]
+    for name in COMPARED:
+        np.testing.assert_allclose(post[name].values[0, 0], vals[name], atol=0.03, err_msg=name)
+    model = OrdinalRaters(centred=False).build(tiny)
+    logp = model.compile_logp(jacobian=True)
+    dlogp = model.compile_dlogp(jacobian=True)
+    assert np.max(np.abs(dlogp(_pymc_point(model, x_star)))) < 1e-3
+    # a maximum, not a saddle: the log density is lower at small steps in any direction
+    rng = np.random.default_rng(3)
+    at_mode = float(logp(_pymc_point(model, x_star)))
+    for _ in range(20):
+        step = rng.normal(0, 1, x_star.size)
+        step *= 0.01 / np.linalg.norm(step)
+        assert float(logp(_pymc_point(model, x_star + step))) < at_mode
+
+
+def test_the_consumers_of_a_map_fit_work_and_say_it_is_a_point_estimate(map_fit):
+    health = fit_health(map_fit)
+    assert health.ok and health.point_estimate
+    assert "no posterior uncertainty" in map_fit.attrs["health"]
+    assert np.isfinite(map_fit["log_likelihood"]["answer"]).any()
+    scores = system_scores(map_fit)
+    assert scores["fair_average"].sizes["draw"] == 1
+    assert np.isfinite(scores["fair_average"].values).all()
+    assert reliability(map_fit).sizes["draw"] == 1
+    assert rater_table(map_fit).sizes["rater"] == map_fit["posterior"].sizes["rater"]
+    assert sentence_aggregation(map_fit).sizes["draw"] == 1
+    ranked = rank_systems(map_fit)
+    assert "MAP point estimate" in ranked.attrs["uncertainty_note"]
+    designs = compare_designs(map_fit, n_replicates=10, random_seed=1)
+    assert "MAP point estimate" in designs.attrs["uncertainty_note"]
+
+
+def test_a_map_whose_optimiser_stopped_fails_its_health_check(map_fit):
+    dt = map_fit.copy()
+    dt["sample_stats"] = xr.DataTree(
+        dt["sample_stats"].to_dataset().assign(converged=(("chain", "draw"), [[False]]))
+    )
+    health = assess_fit(dt)
+    assert not health.ok and health.point_estimate
+    assert "did not converge" in health.lines[0]
+    assert health.fit_warning() is not None
+
+
+@pytest.fixture(scope="module")
+def advi_fit(tiny):
+    return OrdinalRaters().fit(tiny, method="advi", draws=40, random_seed=3, progress=False)
+
+
+def test_advi_on_the_compiled_density_has_the_pymc_result_shape(advi_fit):
+    assert advi_fit.attrs["logp_backend"] == "compiled" and advi_fit.attrs["method"] == "advi"
+    post = advi_fit["posterior"]
+    assert (post.sizes["chain"], post.sizes["draw"]) == (1, 40)
+    assert post["severity"].dims == ("chain", "draw", "rater", "dimension", "design")
+    assert post.attrs["converged"] == 1 and np.isfinite(post.attrs["elbo"])
+    assert bool(advi_fit["sample_stats"]["converged"].all())
+    opt = advi_fit["optimization"]
+    assert opt["loss"].sizes["iteration"] == post.attrs["iterations"]
+    assert float(opt["elbo"][-1]) == pytest.approx(post.attrs["elbo"])
+    assert advi_fit.attrs["health_ok"] == 1
+    assert np.isfinite(advi_fit["log_likelihood"]["answer"]).any()
+    assert system_scores(advi_fit)["fair_average"].sizes["draw"] == 40
+
+
+def test_advi_is_seeded(tiny, advi_fit):
+    again = OrdinalRaters().fit(tiny, method="advi", draws=40, random_seed=3, progress=False)
+    xr.testing.assert_equal(again["posterior"].to_dataset(), advi_fit["posterior"].to_dataset())
+    other = OrdinalRaters().fit(tiny, method="advi", draws=40, random_seed=4, progress=False)
+    assert not np.allclose(other["posterior"]["severity"], advi_fit["posterior"]["severity"])
+
+
+def test_advi_warns_and_fails_its_check_when_it_does_not_converge(tiny):
+    with pytest.warns(UserWarning, match="ADVI did not converge in 300 steps"):
+        dt = OrdinalRaters().fit(tiny, method="advi", draws=10, n=300, random_seed=1,
+                                 progress=False)  # fmt: skip
+    assert not bool(dt["sample_stats"]["converged"].any())
+    assert dt.attrs["health_ok"] == 0 and "did not converge" in dt.attrs["health"]
+    assert "understate" in dt.attrs["health"]
+
+
+def _pymc_density(model):
+    """A Density on a PyMC model's unconstrained log density (log-Jacobians included)."""
+    logp = model.compile_logp(jacobian=True)
+    dlogp = model.compile_dlogp(jacobian=True)
+    ip = model.initial_point()
+    names = [v.name for v in model.value_vars]
+    shapes = {n: np.shape(ip[n]) for n in names}
+    sizes = [int(np.prod(shapes[n])) for n in names]
+
+    def point(x):
+        parts = np.split(np.asarray(x, float), np.cumsum(sizes)[:-1])
+        return {n: p.reshape(shapes[n]) for n, p in zip(names, parts, strict=True)}
+
+    def logp_grad(x):
+        p = point(x)
+        return float(logp(p)), np.asarray(dlogp(p), float)
+
+    return Density(
+        ndim=sum(sizes),
+        logp_grad=logp_grad,
+        expand=point,
+        var_shapes=shapes,
+        var_dims={n: tuple(f"{n}_dim_{i}" for i in range(len(shapes[n]))) for n in names},
+        coords={},
+        initial_point=lambda rng: np.concatenate([np.ravel(ip[n]) for n in names]),
+    )
+
+
+def test_advi_agrees_with_pymc_advi():
+    """Eight schools (non-centred): the same mean-field family on the same unconstrained
+    density, fitted by two stochastic optimisers: means within a tenth of a standard
+    deviation, standard deviations within 20 % (the ELBO is flat along them: converged runs
+    of either optimiser with other seeds differ by as much)."""
+    y = np.array([28.0, 8.0, -3.0, 7.0, -1.0, 1.0, 18.0, 12.0])
+    s = np.array([15.0, 10.0, 16.0, 11.0, 9.0, 11.0, 10.0, 18.0])
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0, 5)
+        tau = pm.HalfCauchy("tau", 5)
+        z = pm.Normal("z", 0, 1, shape=8)
+        pm.Normal("obs", mu + tau * z, s, observed=y)
+    ours = advi_density(_pymc_density(model), draws=4000, random_seed=1, n=30_000)
+    assert ours["posterior"].attrs["converged"] == 1
+    # PyMC's default step size (adagrad_window, 1e-3) has not converged in 30,000 steps
+    # here (mu 4.0 against 4.4 after 100,000); 1e-2 has
+    approx = pm.fit(
+        n=30_000,
+        method="advi",
+        model=model,
+        random_seed=1,
+        progressbar=False,
+        obj_optimizer=pm.adagrad_window(learning_rate=1e-2),
+    )
+    theirs = approx.sample(4000, random_seed=2, return_inferencedata=True)["posterior"]
+    for name in ("mu", "z"):
+        a = ours["posterior"][name].values.reshape(4000, -1)
+        b = theirs[name].values.reshape(4000, -1)
+        np.testing.assert_allclose(a.mean(0), b.mean(0), atol=0.1 * max(1.0, b.std(0).max()))
+        np.testing.assert_allclose(a.std(0), b.std(0), rtol=0.2)
+    log_tau_ours = ours["posterior"]["tau_log__"].values.ravel()
+    log_tau_theirs = np.log(theirs["tau"].values.ravel())
+    assert abs(log_tau_ours.mean() - log_tau_theirs.mean()) < 0.1
+
+
+@pytest.mark.slow  # PyMC compiles the ordinal graph for its ADVI
+def test_ordinal_advi_agrees_with_pymc_advi_on_the_graph(tiny, advi_fit):
+    """The compiled-density ADVI and PyMC's ADVI of the same graph (same parametrisation,
+    same mean-field family): means of system effects, cut-points and severities agree within
+    one standard deviation of the approximation. Measured (issue 22, seed 3): ours and
+    PyMC's differ by up to 0.44 (system effects), 0.73 (cut-points) and 0.58 (severities)
+    standard deviations, and the gap does not close with 5x longer runs of ours, while our
+    runs with seeds 3, 4 and 5 differ by up to 0.23 and the eight-schools check above
+    agrees within 0.1: an open difference between the two fits, not optimiser noise alone.
+    """
+    from raterstats.inference import run_inference
+
+    ours = OrdinalRaters().fit(tiny, method="advi", draws=2000, random_seed=3, progress=False)
+    theirs = run_inference(
+        OrdinalRaters().build(tiny),
+        method="advi",
+        draws=2000,
+        random_seed=3,
+        progress=False,
+        n=30_000,
+        obj_optimizer=pm.adagrad_window(learning_rate=1e-2),
+    )
+    for name in ("system_effect", "cutpoints", "severity"):
+        a, b = ours["posterior"][name], theirs["posterior"][name]
+        sd = b.std(("chain", "draw")).values
+        diff = np.abs(a.mean(("chain", "draw")).values - b.mean(("chain", "draw")).values)
+        assert np.all(diff <= sd), (name, float(np.max(diff / sd)))
