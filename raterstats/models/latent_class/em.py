@@ -20,6 +20,7 @@ from raterstats.models.latent_class.reference import (
     TableLayout,
     em_accumulate_np,
     em_estep_accumulate_np,
+    em_estep_counts_np,
     em_estep_np,
 )
 
@@ -53,6 +54,30 @@ def select_em_kernels(lay: TableLayout) -> tuple[Any, Any, Any]:
     )
 
     return em_estep, em_accumulate, em_estep_accumulate
+
+
+def select_em_step(lay: TableLayout) -> Any:
+    """The E-step of a whole EM iteration for a layout, ``em_estep_counts(T, log_prior,
+    p_e, p_start, pattern_dim, pattern_w, mask, q, M, cc) -> loglik`` (class posteriors,
+    expected counts and class counts in one pass over the pattern ratings): the NumPy
+    reference for small layouts, the compiled kernel otherwise (as
+    :func:`select_em_kernels`).
+
+    Examples
+    --------
+    >>> from raterstats.models.latent_class.reference import table_layout
+    >>> from raterstats.models.latent_class.data import prepare_latent_class
+    >>> from raterstats.simulate import archehr_like_study
+    >>> d = prepare_latent_class(archehr_like_study(n_cases=2, n_systems=3,
+    ...                          random_seed=1).ratings)
+    >>> select_em_step(table_layout(d, d.p_cell)).__name__
+    'em_estep_counts_np'
+    """
+    if lay.p_e.size * lay.mask.shape[1] <= EM_NUMPY_MAX:
+        return em_estep_counts_np
+    from raterstats.models.latent_class.kernels_em import em_estep_counts
+
+    return em_estep_counts
 
 
 def short_run_restarts(
@@ -139,5 +164,6 @@ __all__ = [
     "em_datatree",
     "record_restarts",
     "select_em_kernels",
+    "select_em_step",
     "short_run_restarts",
 ]
