@@ -120,9 +120,12 @@ def short_run_restarts(
 
 
 def record_restarts(dt: xr.DataTree, runs: list[dict[str, Any]], best: int) -> None:
-    """Store each restart's objective at the end of its run (JSON list) and the index of
-    the one kept in ``sample_stats.attrs`` (``restart_loglik``, ``best_restart``)."""
+    """Store each restart's objective at the end of its run and its iterations (JSON
+    lists; the kept restart's continuation included, so their sum is every EM iteration
+    of the fit) and the index of the one kept in ``sample_stats.attrs``
+    (``restart_loglik``, ``restart_iterations``, ``best_restart``)."""
     dt["sample_stats"].attrs["restart_loglik"] = json.dumps([float(r["objective"]) for r in runs])
+    dt["sample_stats"].attrs["restart_iterations"] = json.dumps([int(r["n_iter"]) for r in runs])
     dt["sample_stats"].attrs["best_restart"] = int(best)
 
 
