@@ -928,7 +928,9 @@ def to_markdown(res: dict[str, Any]) -> str:
         "true labels; competence error = mean |posterior mean - true competence|; ESS/s = min bulk "
         "ESS / wall",
         "- engines: raterstats EM (variational EM; 5 restarts of 10 iterations, the best "
-        "continued to convergence); raterstats NUTS by nutpie on the "
+        "continued to convergence; above 100,000 units the 10-iteration runs use a random "
+        "subsample of 50,000 units and the start they pick runs on all the data); raterstats "
+        "NUTS by nutpie on the "
         "compiled density (numba, cached on disk; no per-fit compilation); raterstats' PyMC "
         "graph (vectorised over rating patterns) sampled by NumPyro; the same MACE written as a "
         "PyMC user would (one term per rating and class, log-sum-exp per item, same priors) "
