@@ -12,14 +12,19 @@ Part 2 (accuracy, real data in ``../shared/data``): the best of raterstats' MACE
 Dawid-Skene by EM and NUTS against crowd-kit's DawidSkene and MACE, and the log loss of
 P(true label) against gold for EM and NUTS (calibration).
 
-crowd-kit is not a dependency: it runs in its own environment, given by ``--crowdkit-python``
-(default: the environment variable ``RATERSTATS_CROWDKIT_PYTHON``); rows are skipped with a
-message when it is not given or absent.
+crowd-kit is not a dependency of the package: it installs on Python 3.12 beside it, with the
+``bench`` extra (``pip install -e .[bench]``), and runs in the same environment by default
+(a fresh process of the current interpreter, as for our engines); ``--crowdkit-python``
+names another interpreter. Its rows are skipped with a message saying how to install it
+when that interpreter cannot import it.
 
-Run::
+Run (every table in RESULTS.md names the command that reproduces it)::
 
-    .venv/bin/python benchmarks/categorical.py            # full run, updates RESULTS.md
-    .venv/bin/python benchmarks/categorical.py --quick    # small sizes, prints only
+    python benchmarks/categorical.py                      # full run, updates RESULTS.md
+    python benchmarks/categorical.py --quick              # small sizes, prints only
+    python benchmarks/categorical.py --parts speed --engines em,crowdkit-ds
+                                      # EM and crowd-kit DS rows at every size (merged)
+    python benchmarks/categorical.py --parts speed --sizes 500000x3 --engines em,crowdkit-ds
 
 The results go into the ``Categorical models`` section of ``benchmarks/RESULTS.md``
 (between markers; the rest of the file is left as it is).
@@ -218,6 +223,8 @@ t_import = time.perf_counter() - t0
 spec = json.loads(sys.argv[1])
 df = pd.read_parquet(spec["data"]).rename(columns={"item": "task", "rater": "worker"})
 res = {"import_s": t_import}
+from importlib import metadata
+res["version"] = metadata.version("crowd-kit")
 t1 = time.perf_counter()
 model = DawidSkene(n_iter=100) if spec["model"] == "ds" else MACE()
 probas = model.fit(df[["task", "worker", "label"]]).probas_
@@ -230,6 +237,43 @@ if spec.get("probas"):
         str(k): {str(c): float(p) for c, p in row.items()} for k, row in probas.iterrows()
     }
 print("RESULT " + json.dumps(res))
+"""
+
+
+CHILD_EM_DETAIL = r"""
+import json, sys, time
+import numpy as np, polars as pl
+from raterstats import MACE, DawidSkene, NominalScale, read_ratings
+spec = json.loads(sys.argv[1])
+r = read_ratings(pl.read_parquet(spec["data"]),
+                 scale=NominalScale([str(k) for k in range(spec["K"])]))
+model = {"mace": MACE, "ds": DawidSkene}[spec["model"]]()
+data = model.prepare(r)
+model.fit_em(data, random_seed=spec["seed"], progress=False)  # numba loaded, kernels cached
+t0 = time.perf_counter()
+fit = model.fit_em(data, random_seed=spec["seed"], progress=False)
+em_s = time.perf_counter() - t0
+st = fit["sample_stats"].attrs
+iters = json.loads(st["restart_iterations"])
+t0 = time.perf_counter()  # one run from the majority vote on all the data: its iterations
+one = model.fit_em(data, random_seed=spec["seed"], progress=False, restarts=1)
+one_s = time.perf_counter() - t0
+n_one = int(one["sample_stats"]["n_iterations"].item())
+lay = model.table_layout(data)
+q = np.full((data.n_patterns, data.K), 0.5)
+arrays = (lay.p_e, lay.p_start, lay.pattern_dim, lay.pattern_w, lay.mask, q)
+best = float("inf")
+for _ in range(20):  # one memory pass: every array an EM iteration reads, summed once
+    t0 = time.perf_counter()
+    for a in arrays:
+        a.sum()
+    best = min(best, time.perf_counter() - t0)
+out = {"em_loop_s": em_s, "em_iterations": iters[st["best_restart"]],
+       "sub_iterations": sum(iters) - iters[st["best_restart"]],
+       "restart_units": st["restart_units"], "s_per_iter": one_s / (n_one + 1),
+       "pass_s": best, "pass_mb": sum(a.nbytes for a in arrays) / 1e6,
+       "pattern_ratings": int(lay.p_e.size), "patterns": int(data.n_patterns)}
+print("RESULT " + json.dumps(out))
 """
 
 
@@ -301,8 +345,9 @@ def part_speed(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
     if args.quick:
         sizes = [sizes[0], ("5,000 x 3 (pool 50)", {"n_items": 5000, "n_per": 3, "pool": 50})]
     elif args.sizes:
-        keep = {k.strip() for k in args.sizes.split(",")}
+        keep = {k.strip().split("x")[0] for k in args.sizes.split(",")}
         sizes = [sz for sz in sizes if sz[0].split()[0].replace(",", "") in keep]
+    run_id = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     rows = []
     for label, cfg in sizes:
         big = label.startswith("500,000")
@@ -357,25 +402,29 @@ def part_speed(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
                 ("raterstats NUTS (numpyro via PyMC graph)", "mace", "numpyro", {}),
                 ("same MACE written in plain PyMC, pm.sample", "mace", "pymc_default", {}),
             ]
-        if args.engines:
-            keep_e = {e.strip() for e in args.engines.split(",")}
+        keep_e = engine_filter(args.engines)
+        if keep_e:
             engines = [e for e in engines if e[2] in keep_e]
         for name, model, engine, opts in engines:
             spec = {**data_spec, "model": model, "engine": engine, "seed": 1, "options": opts}
             limit = slow_timeout if engine in ("numpyro", "pymc_default") else args.timeout
             res = run_child(py, CHILD_OURS, spec, timeout=limit)
-            rows.append({"size": label, "engine": name, "model": model.upper(), **res})
+            if big and engine == "em" and "error" not in res:  # EM near the floor
+                detail = run_child(py, CHILD_EM_DETAIL, spec, timeout=args.timeout)
+                res["em_detail"] = {k: v for k, v in detail.items() if k not in ("wall_s",)}
+            rows.append({"size": label, "engine": name, "model": model.upper(), "run": run_id,
+                         **res})  # fmt: skip
             print(json.dumps(rows[-1])[:300], flush=True)
         # crowd-kit, one dimension at a time
         ck_models = ["ds", "mace"]
-        if args.engines:
-            keep_ck = {e.strip() for e in args.engines.split(",")}
-            ck_models = [m for m in ck_models if {"crowdkit", f"crowdkit_{m}"} & keep_ck]
+        if keep_e:
+            ck_models = [m for m in ck_models if {"crowdkit", f"crowdkit_{m}"} & keep_e]
         if not ck_models:
             continue
         if _has_crowdkit(args):
             for model in ck_models:
                 tot_fit, tot_wall, correct, n = 0.0, 0.0, 0, 0
+                ck_version = None
                 err = None
                 load0: float | None = None
                 for d, fr in frames.items():
@@ -392,6 +441,7 @@ def part_speed(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
                         break
                     tot_fit += res["fit_s"]
                     tot_wall += res["wall_s"]
+                    ck_version = res.get("version")
                     tr = truth_ck[d]
                     correct += sum(res["labels"][k] == tr[k] for k in res["labels"])
                     n += len(res["labels"])
@@ -399,17 +449,27 @@ def part_speed(args: argparse.Namespace, tmp: Path) -> list[dict[str, Any]]:
                     "size": label,
                     "engine": "crowd-kit 1.4",
                     "model": model.upper(),
+                    "run": run_id,
                     "load": load0,
                 }
                 if err:
                     row.update({"error": err, "wall_s": tot_wall})
                 else:
-                    row.update({"fit_s": tot_fit, "wall_s": tot_wall, "accuracy": correct / n})
+                    row.update({"fit_s": tot_fit, "wall_s": tot_wall, "accuracy": correct / n,
+                                "version": ck_version})  # fmt: skip
                 rows.append(row)
                 print(json.dumps(row)[:300], flush=True)
         else:
-            rows.append({"size": label, "engine": "crowd-kit 1.4", "error": "not installed"})
+            for model in ck_models:
+                rows.append({"size": label, "engine": "crowd-kit 1.4", "model": model.upper(),
+                             "run": run_id, "error": crowdkit_missing(args)})  # fmt: skip
     return rows
+
+
+def engine_filter(engines: str) -> set[str]:
+    """The engines named by ``--engines`` (comma-separated; ``-`` and ``_`` alike, e.g.
+    ``em,crowdkit-ds``); empty: all."""
+    return {e.strip().replace("-", "_") for e in engines.split(",") if e.strip()}
 
 
 # ----------------------------------------------------------------------------- part 2
@@ -652,6 +712,50 @@ def machine() -> str:
     )
 
 
+#: the command that reruns this benchmark from a fresh clone (after `pip install -e .[bench]`)
+REPRODUCE = "python benchmarks/categorical.py"
+
+
+def em_floor_table(speed: list[dict[str, Any]]) -> list[str]:
+    """The table of EM's cost per iteration against one memory pass over the data (the
+    500,000-item EM rows' ``em_detail``)."""
+    rows = [r for r in speed if r.get("em_detail") and "error" not in r["em_detail"]]
+    if not rows:
+        return []
+    out = [
+        "",
+        "## EM near the floor",
+        "",
+        f"Reproduce: `{REPRODUCE} --parts speed --sizes 500000x3 --engines em,crowdkit-ds`.",
+        "",
+        "The EM fit alone (`fit_em` on prepared data, second call in the process: the "
+        "restarts' short runs on their subsample and the kept start's run on all the data; "
+        "data preparation, the DataTree and the label summary excluded) and its iterations "
+        "(on all the data / on the subsample); the cost of one EM iteration on all the data "
+        "(a run from the majority vote alone, `restarts=1`, divided by its iterations plus "
+        "the final plug-in pass: one pass over the pattern ratings for class posteriors, "
+        "expected counts and class counts, plus the M-step); and one memory pass: the time "
+        "to sum once every array an iteration reads or writes (table rows of the pattern "
+        "ratings, pattern boundaries, dimensions, weights, class mask, class posteriors), "
+        "best of 20.",
+        "",
+        "| size | model | pattern ratings | EM loop (s) | iterations (all data / subsample "
+        "of units) | ms per iteration | memory pass (MB) | memory pass (ms) "
+        "| iteration / memory pass | load |",
+        "|---|---|---:|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        d = r["em_detail"]
+        sub = f"{d.get('sub_iterations', 0)} ({d.get('restart_units', 0):,} units)"
+        out.append(
+            f"| {r['size']} | {r['model']} | {d['pattern_ratings']:,} | {d['em_loop_s']:.2f} | "
+            f"{d['em_iterations']} / {sub} | {1e3 * d['s_per_iter']:.1f} | "
+            f"{d['pass_mb']:.0f} | {1e3 * d['pass_s']:.2f} | "
+            f"{d['s_per_iter'] / d['pass_s']:.0f}x | {fmt_number(d.get('load'), '.1f')} |"
+        )
+    return out
+
+
 def _row(speed: list[dict[str, Any]], size: str, engine: str, model: str) -> dict[str, Any]:
     for r in speed:
         if r["size"] == size and r["engine"].startswith(engine) and r.get("model") == model:
@@ -696,6 +800,24 @@ def targets(res: dict[str, Any]) -> list[str]:
                 f"EM ({model}) at 500,000 items < 30 s: {e['wall_s']:.1f} s "
                 f"wall incl. start-up and data ({e['fit_s']:.1f} s fit)",
             )
+    ck_ds = _row(speed, SIZE_ORDER[3], "crowd-kit", "DS")
+    for model in ("MACE", "DS"):
+        e = _row(speed, SIZE_ORDER[3], "raterstats EM", model)
+        if not e or "error" in e:
+            continue
+        if not ck_ds or "error" in ck_ds or ck_ds.get("run") != e.get("run"):
+            say(None, f"EM ({model}) at 500,000 x 3: fit < 3 s and >= 15x faster than "
+                "crowd-kit's DawidSkene in the same run: crowd-kit DS not measured in the "
+                f"same run (EM fit {e['fit_s']:.2f} s)")  # fmt: skip
+            continue
+        ratio = ck_ds["fit_s"] / e["fit_s"]
+        say(
+            e["fit_s"] < 3 and ratio >= 15,
+            f"EM ({model}) at 500,000 x 3: fit < 3 s and >= 15x faster than crowd-kit's "
+            f"DawidSkene in the same run: {e['fit_s']:.2f} s fit vs {ck_ds['fit_s']:.1f} s "
+            f"({ratio:.1f}x; whole process {e['wall_s']:.1f} s vs {ck_ds['wall_s']:.1f} s; "
+            f"load {fmt_number(e.get('load'), '.1f')})",
+        )
     slower = []
     n_cmp = 0
     for size in SIZE_ORDER:
@@ -790,6 +912,7 @@ def to_markdown(res: dict[str, Any]) -> str:
     from importlib import metadata
 
     speed, acc, cold = res.get("speed", []), res.get("accuracy", []), res.get("cold", {})
+    ck_version = next((r["version"] for r in speed if r.get("version")), "1.4")
     vers = ", ".join(
         f"{p} {metadata.version(p)}" for p in ("raterstats", "pymc", "nutpie", "numpy", "numba")
     )
@@ -803,7 +926,10 @@ def to_markdown(res: dict[str, Any]) -> str:
         "",
         f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- machine: {machine()}",
-        f"- Python {platform.python_version()}; {vers}; crowd-kit 1.4.2 in its own environment",
+        f"- Python {platform.python_version()}; {vers}; crowd-kit {ck_version} (run by "
+        "`--crowdkit-python`, default the same environment: `pip install -e .[bench]`)",
+        f"- reproduce the whole section: `{REPRODUCE}` (each table below names the command "
+        "that reruns it alone)",
         "- every engine runs in a fresh process; `wall` is the whole process (interpreter start, "
         "imports, data, compilation, fit, summaries); `fit` is the fit call alone; `load` is "
         "the 1-minute load average when the process started (2 cores: above 2 means other "
@@ -814,7 +940,9 @@ def to_markdown(res: dict[str, Any]) -> str:
         "true labels; competence error = mean |posterior mean - true competence|; ESS/s = min bulk "
         "ESS / wall",
         "- engines: raterstats EM (variational EM; 5 restarts of 10 iterations, the best "
-        "continued to convergence); raterstats NUTS by nutpie on the "
+        "continued to convergence; above 100,000 units the 10-iteration runs use a random "
+        "subsample of 50,000 units and the start they pick runs on all the data); raterstats "
+        "NUTS by nutpie on the "
         "compiled density (numba, cached on disk; no per-fit compilation); raterstats' PyMC "
         "graph (vectorised over rating patterns) sampled by NumPyro; the same MACE written as a "
         "PyMC user would (one term per rating and class, log-sum-exp per item, same priors) "
@@ -826,13 +954,17 @@ def to_markdown(res: dict[str, Any]) -> str:
         f"{fmt_number(cold.get('first_s'), '.1f')} s "
         f"in a fresh process (compiles and caches the kernels), "
         f"{fmt_number(cold.get('cached_s'), '.1f')} s once cached (300 x 3 MACE, 4 x 1,000 draws, "
-        "whole process)",
+        f"whole process; reproduce: `{REPRODUCE} --parts cold`)",
         "",
         "## Targets",
         "",
         *targets(res),
         "",
         "## Speed and accuracy on simulated data",
+        "",
+        f"Reproduce: `{REPRODUCE} --parts speed` (rows of a subset: e.g. `{REPRODUCE} --parts "
+        "speed --sizes 500000x3 --engines em,crowdkit-ds`; rerun rows replace their old ones, "
+        "the others are kept, so rows may come from different runs: compare the load column).",
         "",
         "| size | engine | model | wall (s) | fit (s) | accuracy | competence error | max R-hat "
         "| min bulk ESS | divergences | ESS/s | load |",
@@ -862,9 +994,13 @@ def to_markdown(res: dict[str, Any]) -> str:
             + " ".join(str(r["error"]).split())[-300:]
             for r in errors
         ]
+    lines += em_floor_table(speed)
     lines += [
         "",
         "## Accuracy against gold on real data",
+        "",
+        f"Reproduce: `{REPRODUCE} --parts real` (one data set or fit: `--datasets NAME`, "
+        "`--real-fits mace,ds,dsp`).",
         "",
         "Gold labels are not given to the models. raterstats: MACE, Dawid-Skene (unpooled) "
         "and partially pooled Dawid-Skene (Paun et al. 2018; `DS partial`), default priors, "
@@ -932,6 +1068,8 @@ def to_markdown(res: dict[str, Any]) -> str:
         lines += [
             "",
             "## Dawid & Skene (1979) anaesthesia data",
+            "",
+            f"Reproduce: `{REPRODUCE} --parts anaesthesia`.",
             "",
             "Class prevalences under Dawid-Skene (default priors) against the Bayesian "
             "estimates published with the R package rater (Pullin et al.).",
@@ -1031,9 +1169,34 @@ def merge_accuracy(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list
     )
 
 
+_CROWDKIT_OK: dict[str, bool] = {}
+
+
 def _has_crowdkit(args: argparse.Namespace) -> bool:
-    """Whether a crowd-kit environment was given and exists."""
-    return bool(args.crowdkit_python) and Path(args.crowdkit_python).is_file()
+    """Whether the crowd-kit interpreter (``--crowdkit-python``, default this one) imports
+    crowd-kit (checked once per interpreter, in a fresh process)."""
+    py = args.crowdkit_python
+    if py not in _CROWDKIT_OK:
+        try:
+            ok = (
+                subprocess.run(
+                    [py, "-c", "import crowdkit.aggregation"], capture_output=True, timeout=300
+                ).returncode
+                == 0
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        _CROWDKIT_OK[py] = ok
+    return _CROWDKIT_OK[py]
+
+
+def crowdkit_missing(args: argparse.Namespace) -> str:
+    """Why the crowd-kit rows are skipped, and how to install it."""
+    return (
+        f"crowd-kit is not importable by {args.crowdkit_python} (--crowdkit-python); "
+        "install it beside raterstats with `pip install -e .[bench]` (Python 3.12), or "
+        "name an interpreter that has it with --crowdkit-python"
+    )
 
 
 def main() -> None:
@@ -1041,8 +1204,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, print only")
     parser.add_argument(
         "--crowdkit-python",
-        default=os.environ.get("RATERSTATS_CROWDKIT_PYTHON", ""),
-        help="python of an environment with crowd-kit 1.4 (default: $RATERSTATS_CROWDKIT_PYTHON)",
+        default=sys.executable,
+        help="python of an environment with crowd-kit 1.4 (default: this interpreter; "
+        "install crowd-kit beside raterstats with `pip install -e .[bench]`)",
     )
     parser.add_argument("--timeout", type=int, default=900)
     parser.add_argument("--slow-timeout", type=int, default=180,
@@ -1055,12 +1219,17 @@ def main() -> None:
         "categorical_results.json",
     )
     parser.add_argument("--datasets", default="", help="real data sets to run (default all)")
-    parser.add_argument("--sizes", default="", help="speed sizes to rerun, e.g. 300,2800")
+    parser.add_argument(
+        "--sizes",
+        default="",
+        help="speed sizes to rerun, by item count, comma-separated without thousands "
+        "separators, e.g. 300,2800 or 500000x3 (default all); rows of the others are kept",
+    )
     parser.add_argument(
         "--engines",
         default="",
         help="speed engines to rerun (em, nutpie, numpyro, pymc_default, crowdkit, "
-        "crowdkit_ds, crowdkit_mace; default all); rows of the others are kept",
+        "crowdkit-ds, crowdkit-mace; default all); rows of the others are kept",
     )
     parser.add_argument(
         "--real-fits",
@@ -1084,11 +1253,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name("RESULTS.md"))
     args = parser.parse_args()
     if not _has_crowdkit(args):
-        print(
-            "crowd-kit rows skipped: no crowd-kit environment given "
-            f"(--crowdkit-python / RATERSTATS_CROWDKIT_PYTHON: {args.crowdkit_python!r})",
-            flush=True,
-        )
+        print(f"crowd-kit rows skipped: {crowdkit_missing(args)}", flush=True)
     parts = {p.strip() for p in args.parts.split(",")}
     if args.skip_real:
         parts.discard("real")

@@ -172,6 +172,9 @@ def report(rows: list[dict[str, Any]]) -> str:
         "",
         "Written by `benchmarks/ds_prior.py` (rerun it; do not edit by hand).",
         "",
+        "Reproduce: `python benchmarks/ds_prior.py` (its crowd-kit column comes from "
+        "`python benchmarks/categorical.py --parts real`).",
+        "",
         f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; raterstats "
         f"{raterstats.__version__}",
         "- Dawid-Skene (unpooled) by EM (5 restarts), seed 1, every prior (for `eb`, its "

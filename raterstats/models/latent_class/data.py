@@ -23,9 +23,9 @@ import xarray as xr
 
 from raterstats import schema as S
 from raterstats.models.base import ModelInputError
+from raterstats.models.latent_class.patterns import group_patterns, sort_order
 from raterstats.ratings import Ratings
 from raterstats.scales import CategoricalScale, format_level
-from raterstats.schema import unit_id
 
 
 def class_mask_np(valid: np.ndarray, dims: np.ndarray, gold: np.ndarray) -> np.ndarray:
@@ -320,10 +320,13 @@ def prepare_latent_class(
     n_cat = np.array([len(c) for c in categories], dtype=np.int64)
 
     gold_col = S.GOLD in data.columns
-    seg = pl.col(S.SEGMENT).fill_null("")
+    seg = pl.col(S.SEGMENT).fill_null("").cast(pl.String)
+    item = pl.col(S.ITEM).cast(pl.String)
     frame = data.select(
-        pl.col(S.ITEM).cast(pl.String),
-        seg.cast(pl.String).alias("_seg"),
+        item,
+        seg.alias("_seg"),
+        (item.rank("dense").cast(pl.Int64) - 1).alias("_item_rank"),
+        (seg.rank("dense").cast(pl.Int64) - 1).alias("_seg_rank"),
         pl.col(S.DIMENSION)
         .replace_strict({d: i for i, d in enumerate(dims)}, return_dtype=pl.Int64)
         .alias("_dim"),
@@ -337,24 +340,34 @@ def prepare_latent_class(
         pl.col(S.REPEAT).cast(pl.Boolean).alias("_repeat"),
         (pl.col(S.GOLD) if gold_col else pl.lit(None, dtype=pl.String)).alias("_gold"),
     )
-    # units sorted by (item, segment, dimension)
-    frame = frame.sort(S.ITEM, "_seg", "_dim", "_rater", "_design", "_code")
-    units = frame.select(S.ITEM, "_seg", "_dim").unique(maintain_order=True)
-    units = units.with_row_index("_unit")
-    frame = frame.join(units, on=[S.ITEM, "_seg", "_dim"], how="left", maintain_order="left")
+    # ratings sorted by unit (item, segment, dimension), then rater, design, category
+    cols = ("_item_rank", "_seg_rank", "_dim", "_rater", "_design", "_code")
+    codes = [frame.get_column(c).to_numpy() for c in cols]
+    rows = sort_order(codes, [int(c.max()) + 1 for c in codes])
+    item_rank, seg_rank, dim, rater, design, code = (c[rows] for c in codes)
+    new_unit = np.ones(rows.size, dtype=bool)
+    new_unit[1:] = (np.diff(item_rank) != 0) | (np.diff(seg_rank) != 0) | (np.diff(dim) != 0)
+    unit = np.cumsum(new_unit) - 1
+    starts = np.flatnonzero(new_unit)
+    first_rows = pl.Series(rows[starts])
+    items = frame.get_column(S.ITEM).gather(first_rows).to_list()
+    seg_vals = frame.get_column("_seg").gather(first_rows).to_list()
+    unit_dim = dim[starts]
 
     # gold per unit: level text -> code on the unit's dimension; disagreeing gold is an error
-    unit_gold = np.full(units.height, -1, dtype=np.int64)
+    unit_gold = np.full(starts.size, -1, dtype=np.int64)
     if gold_col:
         g = (
-            frame.filter(pl.col("_gold").is_not_null())
-            .group_by("_unit", "_dim", S.ITEM, "_seg", maintain_order=True)
+            pl.DataFrame({"_unit": unit, "_gold": frame.get_column("_gold").gather(rows)})
+            .filter(pl.col("_gold").is_not_null())
+            .group_by("_unit", maintain_order=True)
             .agg(pl.col("_gold").unique().sort())
             .sort("_unit")
         )
         bad = []
-        for u, d, item, seg, vals in g.iter_rows():
-            where = f"item {item!r}" + (f", segment {seg!r}" if seg else "")
+        for u, vals in g.iter_rows():
+            d, it, sg = int(unit_dim[u]), items[u], seg_vals[u]
+            where = f"item {it!r}" + (f", segment {sg!r}" if sg else "")
             if len(dims) > 1 or dims[d] != S.DEFAULT_LEVEL:
                 where += f", dimension {dims[d]!r}"
             if len(vals) > 1:
@@ -373,38 +386,13 @@ def prepare_latent_class(
     gold_data = unit_gold.copy() if gold_col else None
     base_dims = _base_dimensions(data, dims)
     if not use_gold:
-        unit_gold = np.full(units.height, -1, dtype=np.int64)
-
-    unit = frame.get_column("_unit").to_numpy().astype(np.int64)
-    rater = frame.get_column("_rater").to_numpy()
-    dim = frame.get_column("_dim").to_numpy()
-    design = frame.get_column("_design").to_numpy()
-    code = frame.get_column("_code").to_numpy()
-    unit_dim = units.get_column("_dim").to_numpy()
+        unit_gold = np.full(starts.size, -1, dtype=np.int64)
 
     # rating patterns: (dimension, gold, sorted (cell, code) list)
     D, G = len(dims), len(designs)
     K = int(n_cat.max())
     key = ((rater * D + dim) * G + design) * K + code
-    pat = (
-        pl.DataFrame({"u": unit, "k": key})
-        .group_by("u", maintain_order=True)
-        .agg(pl.col("k"))
-        .sort("u")
-        .with_columns(
-            pl.Series("d", unit_dim),
-            pl.Series("g", unit_gold),
-        )
-    )
-    groups = (
-        pat.group_by("d", "g", "k", maintain_order=True)
-        .agg(pl.col("u"))
-        .with_row_index("p")
-        .select("p", "u")
-        .explode("u")
-        .sort("u")
-    )
-    unit_pattern = groups.get_column("p").to_numpy().astype(np.int64)
+    unit_pattern = group_patterns(np.r_[starts, unit.size], key, unit_dim, unit_gold)
     n_pat = int(unit_pattern.max()) + 1
     count = np.bincount(unit_pattern, minlength=n_pat)
     first_unit = np.full(n_pat, -1, dtype=np.int64)
@@ -412,7 +400,6 @@ def prepare_latent_class(
     first_idx = np.r_[0, np.flatnonzero(np.diff(unit_pattern[order])) + 1]
     first_unit[unit_pattern[order][first_idx]] = order[first_idx]
     # ratings of the representative units, grouped by pattern
-    starts = np.r_[0, np.flatnonzero(np.diff(unit)) + 1]
     lengths = np.diff(np.r_[starts, unit.size])
     rep_start = starts[first_unit]
     rep_len = lengths[first_unit]
@@ -420,8 +407,6 @@ def prepare_latent_class(
         np.arange(rep_len.sum()) - np.repeat(np.cumsum(rep_len) - rep_len, rep_len)
     )
     p_pattern = np.repeat(np.arange(n_pat), rep_len)
-    seg_vals = units.get_column("_seg").to_list()
-    items = units.get_column(S.ITEM).to_list()
     systems, questions = (_item_values(data, col) for col in (S.SYSTEM, S.QUESTION))
     unit_ids = _unit_ids(items, seg_vals, unit_dim, dims)
     return LatentClassData(
@@ -451,12 +436,12 @@ def prepare_latent_class(
         p_code=code[sel],
         repeats=repeats,
         gold_used=bool(use_gold and (unit_gold >= 0).any()),
-        unit_system=tuple(systems.get(it, "") for it in items),
-        unit_question=tuple(questions.get(it, "") for it in items),
+        unit_system=_per_item(systems, items),
+        unit_question=_per_item(questions, items),
         unit_gold_data=gold_data,
         base_dimensions=base_dims,
         rater_is_human=_rater_is_human(data, raters),
-        obs_repeat=frame.get_column("_repeat").to_numpy().astype(bool),
+        obs_repeat=frame.get_column("_repeat").to_numpy()[rows].astype(bool),
     )
 
 
@@ -495,15 +480,43 @@ def _base_dimensions(data: pl.DataFrame, dims: tuple[str, ...]) -> tuple[str, ..
     return tuple(found[d][0] for d in dims)
 
 
+#: characters that :func:`raterstats.schema.unit_id` escapes (and the separators it writes)
+_ID_SPECIAL = ["\\", S.DIMENSION_SEP, ":"]
+
+
 def _unit_ids(
     items: Sequence[str], segments: Sequence[str], unit_dim: np.ndarray, dims: tuple[str, ...]
 ) -> tuple[str, ...]:
     """:func:`raterstats.schema.unit_id` of every unit (segment ``""``: a whole-item unit;
-    the dimension only when there are several)."""
-    return tuple(
-        unit_id(it, sg or None, dimension=None if len(dims) == 1 else dims[d])
-        for it, sg, d in zip(items, segments, unit_dim, strict=True)
-    )
+    the dimension only when there are several), computed as a polars column
+    (:func:`raterstats.schema.unit_id_expr`)."""
+    frame = pl.DataFrame(
+        {"item": list(items), "segment": list(segments)},
+        schema={"item": pl.String, "segment": pl.String},
+    ).with_columns(pl.when(pl.col("segment") != "").then(pl.col("segment")))
+    dim = None
+    if len(dims) > 1:
+        frame = frame.with_columns(
+            pl.Series("dim", list(dims), dtype=pl.String).gather(pl.Series(unit_dim))
+        )
+        dim = "dim"
+    parts = [pl.col(c) for c in ("item", "segment", dim) if c is not None]
+    special = frame.select(pl.any_horizontal([p.str.contains_any(_ID_SPECIAL) for p in parts]))
+    if not special.to_series().any():  # nothing to escape: the parts joined as they are
+        seg = pl.concat_str([pl.col("item"), pl.lit(S.UNIT_SEP), pl.col("segment")])
+        expr = pl.coalesce(seg, pl.col("item"))
+        if dim is not None:
+            expr = pl.concat_str([expr, pl.lit(S.DIMENSION_SEP), pl.col(dim)])
+    else:
+        expr = S.unit_id_expr("item", "segment", dimension=dim)
+    return tuple(frame.select(expr).to_series().to_list())
+
+
+def _per_item(values: dict[str, str], items: Sequence[str]) -> tuple[str, ...]:
+    """The value of an item-level column for every unit's item (``""``: none)."""
+    if not values:
+        return ("",) * len(items)
+    return tuple(values.get(it, "") for it in items)
 
 
 def _item_values(data: pl.DataFrame, column: str) -> dict[str, str]:

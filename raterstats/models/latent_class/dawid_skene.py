@@ -43,7 +43,12 @@ from raterstats.models.latent_class.data import (
 )
 from raterstats.models.latent_class.dawid_skene_density import ds_density
 from raterstats.models.latent_class.dawid_skene_em import ds_em_run
-from raterstats.models.latent_class.em import em_datatree, short_run_restarts
+from raterstats.models.latent_class.em import (
+    RESTART_UNITS,
+    em_datatree,
+    restart_subsample,
+    short_run_restarts,
+)
 from raterstats.models.latent_class.graph import (
     NEG,
     padded_dirichlet,
@@ -509,6 +514,7 @@ class DawidSkene(LatentClassModel):
         tol: float = 1e-7,
         variational: bool = False,
         short_iter: int = 10,
+        restart_units: int = RESTART_UNITS,
         **unused: Any,
     ) -> xr.DataTree:
         """Point estimates by EM with restarts (first at the majority vote, the others at
@@ -523,6 +529,15 @@ class DawidSkene(LatentClassModel):
         ``sample_stats.attrs["restart_loglik"]`` holds each restart's log-likelihood at
         the end of its run.
 
+        Large data: with more than ``2 * restart_units`` units (default
+        :data:`~raterstats.models.latent_class.em.RESTART_UNITS`), the short runs use a
+        random subsample of ``restart_units`` units (seeded by ``random_seed``) and the
+        start they pick (the majority vote or the same random parameters) runs on all the
+        data to convergence (:func:`~raterstats.models.latent_class.em.short_run_restarts`);
+        ``restart_units=0``: the short runs use all the data.
+        ``sample_stats.attrs`` record each restart's iterations (``restart_iterations``)
+        and the units of the short runs (``restart_units``).
+
         Unpooled / pooled / one-coin: the M-step adds the prior's concentrations to the
         expected counts (posterior-mean updates; ``variational=True``: mean-field
         variational Bayes). Partial pooling: the M-step maximises the expected
@@ -534,14 +549,21 @@ class DawidSkene(LatentClassModel):
         if unused:
             raise TypeError(f"unknown EM options {sorted(unused)}")
         rng = np.random.default_rng(random_seed)
-        lay = table_layout(data, self.cells(data)[1])
+        sub = restart_subsample(data, restart_units, random_seed)
+
+        def on(d: LatentClassData) -> Any:
+            lay = table_layout(d, self.cells(d)[1])
+            return lambda **kw: ds_em_run(
+                self, d, lay=lay, rng=rng, tol=tol, variational=variational, **kw
+            )
+
         res, runs, best = short_run_restarts(
-            lambda **kw: ds_em_run(
-                self, data, lay=lay, rng=rng, tol=tol, variational=variational, **kw
-            ),
+            on(data),
             restarts=restarts,
             short_iter=short_iter,
             max_iter=max_iter,
+            short_run=None if sub is None else on(sub),
+            rng=rng,
         )
         K = data.K
         cdims = self.cells(data)[3]
@@ -555,7 +577,8 @@ class DawidSkene(LatentClassModel):
         coords = data.coords() | {"true": list(range(K)), "rated": list(range(K))}
         ti, ai = self.off_diagonal(K)
         coords["error"] = [f"{t}->{a}" for t, a in zip(ti, ai, strict=True)]
-        return em_datatree(res, runs, best, dims, coords)
+        units = data.n_units if sub is None else sub.n_units
+        return em_datatree(res, runs, best, dims, coords, restart_units=units)
 
 
 __all__ = ["POOLINGS", "DawidSkene"]

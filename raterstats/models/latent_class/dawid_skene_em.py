@@ -16,7 +16,7 @@ import numpy as np
 from scipy.special import digamma, logsumexp
 
 from raterstats.models.latent_class.data import LatentClassData, majority_vote
-from raterstats.models.latent_class.em import select_em_kernels
+from raterstats.models.latent_class.em import select_em_kernels, select_em_step
 from raterstats.models.latent_class.reference import (
     TableLayout,
     class_counts,
@@ -51,7 +51,8 @@ def ds_em_run(
     P = data.n_patterns
     if lay is None:
         lay = table_layout(data, cell)
-    _, em_accumulate, em_estep_acc = select_em_kernels(lay)
+    _, em_accumulate, _ = select_em_kernels(lay)
+    em_step = select_em_step(lay)
     e_cell, e_code = lay.e_row, lay.e_code
     E = e_cell.size
     mask = lay.mask
@@ -78,11 +79,13 @@ def ds_em_run(
 
     M: np.ndarray | None = None  # expected counts of q (from the E-step)
     M_buf = np.zeros((E, K))
+    cc: np.ndarray | None = None  # class counts of q (from the E-step)
+    cc_buf = np.zeros((D, K))
     prev_ll = -np.inf
     it0 = 0
     if state is not None:
         q[:] = state["q"]
-        M, logit_state = state["M"], state["logit_state"].copy()
+        M, cc, logit_state = state["M"], state["cc"], state["logit_state"].copy()
         prev_ll, it0 = state["objective"], state["n_iter"]
         have_q = True
     elif random_init:
@@ -117,7 +120,7 @@ def ds_em_run(
             for t in range(K):
                 counts[:, t] = np.bincount(idx, M[:, t], minlength=NC * K)
             counts = counts.reshape(NC, K, K).transpose(0, 2, 1)  # (c, t, a)
-            prev_cnt = class_counts(data, q)
+            prev_cnt = class_counts(data, q) if cc is None else cc.copy()
             if pooling in ("unpooled", "pooled"):
                 post = np.where(vmat, counts + conc, 0.0)
                 tot = post.sum(axis=-1, keepdims=True)
@@ -160,9 +163,9 @@ def ds_em_run(
         # E-step
         rows = ds_rating_table(log_conf, lay)
         T = np.where(np.isfinite(rows), rows, 0.0)
-        M = M_buf
-        ll = em_estep_acc(
-            T, log_prev, lay.p_e, lay.p_start, lay.pattern_dim, lay.pattern_w, mask, q, M,
+        M, cc = M_buf, cc_buf
+        ll = em_step(
+            T, log_prev, lay.p_e, lay.p_start, lay.pattern_dim, lay.pattern_w, mask, q, M, cc,
         )  # fmt: skip
         have_q = True
         ll += penalty
@@ -173,7 +176,8 @@ def ds_em_run(
     run: dict[str, Any] = {"objective": float(ll), "converged": converged, "n_iter": n_iter}
     if not finish:
         run["state"] = {
-            "q": q, "M": M, "logit_state": logit_state, "objective": float(ll), "n_iter": n_iter,
+            "q": q, "M": M, "cc": cc, "logit_state": logit_state, "objective": float(ll),
+            "n_iter": n_iter,
         }  # fmt: skip
         return run
     # point estimates

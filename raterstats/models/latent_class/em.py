@@ -8,18 +8,22 @@ compiled override (:mod:`raterstats.models.latent_class.kernels_em`, for large l
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from raterstats.inference import assemble_datatree
+from raterstats.models.latent_class.data import LatentClassData
 from raterstats.models.latent_class.reference import (
     TableLayout,
     em_accumulate_np,
     em_estep_accumulate_np,
+    em_estep_counts_np,
     em_estep_np,
 )
 
@@ -27,6 +31,11 @@ from raterstats.models.latent_class.reference import (
 #: first use in a process costs about 0.8 s (loading its registries), more than a whole EM
 #: fit of a small data set takes in NumPy.
 EM_NUMPY_MAX = 200_000
+
+#: Default ``restart_units`` of the EM fits: with more than twice this many units, the
+#: restarts' short runs use a random subsample of this many units, and only the start they
+#: pick runs on all the data (:func:`short_run_restarts`).
+RESTART_UNITS = 50_000
 
 
 def select_em_kernels(lay: TableLayout) -> tuple[Any, Any, Any]:
@@ -55,8 +64,38 @@ def select_em_kernels(lay: TableLayout) -> tuple[Any, Any, Any]:
     return em_estep, em_accumulate, em_estep_accumulate
 
 
+def select_em_step(lay: TableLayout) -> Any:
+    """The E-step of a whole EM iteration for a layout, ``em_estep_counts(T, log_prior,
+    p_e, p_start, pattern_dim, pattern_w, mask, q, M, cc) -> loglik`` (class posteriors,
+    expected counts and class counts in one pass over the pattern ratings): the NumPy
+    reference for small layouts, the compiled kernel otherwise (as
+    :func:`select_em_kernels`).
+
+    Examples
+    --------
+    >>> from raterstats.models.latent_class.reference import table_layout
+    >>> from raterstats.models.latent_class.data import prepare_latent_class
+    >>> from raterstats.simulate import archehr_like_study
+    >>> d = prepare_latent_class(archehr_like_study(n_cases=2, n_systems=3,
+    ...                          random_seed=1).ratings)
+    >>> select_em_step(table_layout(d, d.p_cell)).__name__
+    'em_estep_counts_np'
+    """
+    if lay.p_e.size * lay.mask.shape[1] <= EM_NUMPY_MAX:
+        return em_estep_counts_np
+    from raterstats.models.latent_class.kernels_em import em_estep_counts
+
+    return em_estep_counts
+
+
 def short_run_restarts(
-    run: Callable[..., dict[str, Any]], *, restarts: int, short_iter: int, max_iter: int
+    run: Callable[..., dict[str, Any]],
+    *,
+    restarts: int,
+    short_iter: int,
+    max_iter: int,
+    short_run: Callable[..., dict[str, Any]] | None = None,
+    rng: np.random.Generator | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
     """EM restarts by the short-runs strategy (Biernacki, Celeux & Govaert 2003, "emEM").
 
@@ -66,6 +105,13 @@ def short_run_restarts(
     highest objective is continued from its ``state`` to convergence. With one restart or
     ``short_iter >= max_iter`` every restart runs to convergence and the best by marginal
     likelihood is kept. Returns (best run, all runs, index of the best).
+
+    ``short_run`` (with ``rng``, the generator the runs draw their random starts from):
+    the same run on a subsample of the data (:func:`restart_subsample`). The short runs
+    then run on the subsample, and the start they pick runs on all the data from the
+    beginning to convergence: the majority vote of all the data, or the same random
+    parameters (``rng`` is put back to its state before that short run), so the estimate
+    is a full EM run from one of the restarts' starts.
 
     Examples
     --------
@@ -83,22 +129,129 @@ def short_run_restarts(
     if short_iter < 1:
         raise ValueError("short_iter must be at least 1")
     short = restarts > 1 and short_iter < max_iter
-    runs = [
-        run(random_init=r > 0, max_iter=short_iter if short else max_iter, finish=not short)
-        for r in range(restarts)
-    ]
+    sub = short and short_run is not None and rng is not None
+    starts: list[Any] = []
+    runs = []
+    for r in range(restarts):
+        if sub:
+            assert rng is not None
+            starts.append(copy.deepcopy(rng.bit_generator.state))
+        runs.append(
+            (short_run if sub and short_run is not None else run)(
+                random_init=r > 0, max_iter=short_iter if short else max_iter, finish=not short
+            )
+        )
     key = "objective" if short else "loglik"
     best = max(range(len(runs)), key=lambda i: runs[i][key])
-    if short:
+    if sub:
+        assert rng is not None
+        rng.bit_generator.state = starts[best]
+        runs[best] = run(random_init=best > 0, max_iter=max_iter)
+    elif short:
         runs[best] = run(random_init=False, max_iter=max_iter, state=runs[best]["state"])
     return runs[best], runs, best
 
 
-def record_restarts(dt: xr.DataTree, runs: list[dict[str, Any]], best: int) -> None:
-    """Store each restart's objective at the end of its run (JSON list) and the index of
-    the one kept in ``sample_stats.attrs`` (``restart_loglik``, ``best_restart``)."""
-    dt["sample_stats"].attrs["restart_loglik"] = json.dumps([float(r["objective"]) for r in runs])
-    dt["sample_stats"].attrs["best_restart"] = int(best)
+def restart_subsample(
+    data: LatentClassData, restart_units: int, random_seed: int
+) -> LatentClassData | None:
+    """The subsample the restarts' short runs use: ``restart_units`` units drawn at random
+    (seeded by ``random_seed``) when the data have more than twice as many, else None
+    (``restart_units=0``: never).
+
+    Examples
+    --------
+    >>> from raterstats.models.latent_class.data import prepare_latent_class
+    >>> from raterstats.simulate import archehr_like_study
+    >>> d = prepare_latent_class(archehr_like_study(n_cases=4, n_systems=3,
+    ...                          random_seed=1).ratings)
+    >>> restart_subsample(d, 5, 1).n_units, restart_subsample(d, 50, 1)
+    (5, None)
+    """
+    if isinstance(restart_units, bool) or not isinstance(restart_units, int | np.integer):
+        raise ValueError(f"restart_units must be a whole number, not {restart_units!r}")
+    if restart_units < 0:
+        raise ValueError(f"restart_units must be at least 0, not {restart_units}")
+    if restart_units == 0 or data.n_units <= 2 * restart_units:
+        return None
+    rng = np.random.default_rng([random_seed, 2])
+    keep = np.zeros(data.n_units, dtype=bool)
+    keep[rng.choice(data.n_units, int(restart_units), replace=False)] = True
+    return subset_units(data, keep)
+
+
+def subset_units(data: LatentClassData, keep: np.ndarray) -> LatentClassData:
+    """The layout of the units where ``keep`` (bool per unit) is True: their ratings,
+    their patterns (numbered in the order of the patterns of ``data``) and counts.
+
+    Examples
+    --------
+    >>> from raterstats.models.latent_class.data import prepare_latent_class
+    >>> from raterstats.simulate import archehr_like_study
+    >>> d = prepare_latent_class(archehr_like_study(n_cases=2, n_systems=3,
+    ...                          random_seed=1).ratings)
+    >>> s = subset_units(d, np.arange(d.n_units) < 4)
+    >>> s.n_units, s.n_ratings == int((d.unit < 4).sum()), int(s.pattern_count.sum())
+    (4, True, 4)
+    """
+    idx = np.flatnonzero(keep)
+    on_rating = keep[data.unit]
+    unit_pattern = data.unit_pattern[keep]
+    used = np.zeros(data.n_patterns, dtype=bool)
+    used[unit_pattern] = True
+    new_pattern = np.cumsum(used) - 1
+    on_p = used[data.p_pattern]
+
+    def pick(values: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return None if values is None else tuple(values[i] for i in idx)
+
+    def rows(values: np.ndarray | None) -> np.ndarray | None:
+        return None if values is None else values[on_rating]
+
+    return replace(
+        data,
+        unit_ids=tuple(data.unit_ids[i] for i in idx),
+        unit_item=tuple(data.unit_item[i] for i in idx),
+        unit_segment=tuple(data.unit_segment[i] for i in idx),
+        unit=(np.cumsum(keep) - 1)[data.unit[on_rating]],
+        rater=data.rater[on_rating],
+        dim=data.dim[on_rating],
+        design=data.design[on_rating],
+        code=data.code[on_rating],
+        unit_dim=data.unit_dim[keep],
+        unit_gold=data.unit_gold[keep],
+        unit_pattern=new_pattern[unit_pattern],
+        pattern_count=np.bincount(new_pattern[unit_pattern], minlength=int(used.sum())),
+        pattern_dim=data.pattern_dim[used],
+        pattern_gold=data.pattern_gold[used],
+        p_pattern=new_pattern[data.p_pattern[on_p]],
+        p_rater=data.p_rater[on_p],
+        p_dim=data.p_dim[on_p],
+        p_design=data.p_design[on_p],
+        p_code=data.p_code[on_p],
+        unit_system=pick(data.unit_system),
+        unit_question=pick(data.unit_question),
+        unit_gold_data=None if data.unit_gold_data is None else data.unit_gold_data[keep],
+        obs_repeat=rows(data.obs_repeat),
+    )
+
+
+def record_restarts(
+    dt: xr.DataTree, runs: list[dict[str, Any]], best: int, restart_units: int | None = None
+) -> None:
+    """Store each restart's objective at the end of its run and its iterations (JSON
+    lists; the kept restart's final run included, so their sum is every EM iteration of
+    the fit), the index of the one kept and the number of units the short runs used
+    (``restart_units``; all the units when not given) in ``sample_stats.attrs``
+    (``restart_loglik``, ``restart_iterations``, ``best_restart``, ``restart_units``).
+    With a subsample, the short runs' objectives are on the subsample; the kept
+    restart's is that of its run on all the data."""
+    attrs = dt["sample_stats"].attrs
+    attrs["restart_loglik"] = json.dumps([float(r["objective"]) for r in runs])
+    attrs["restart_iterations"] = json.dumps([int(r["n_iter"]) for r in runs])
+    attrs["best_restart"] = int(best)
+    if restart_units is not None:
+        attrs["restart_units"] = int(restart_units)
 
 
 def em_datatree(
@@ -107,6 +260,7 @@ def em_datatree(
     best_index: int,
     dims: Mapping[str, tuple[str, ...]],
     coords: Mapping[str, Any],
+    restart_units: int | None = None,
 ) -> xr.DataTree:
     """The DataTree of an EM fit: the kept run's point estimates as one draw of one chain,
     its plug-in log-likelihood (``lp``), convergence and iterations in ``sample_stats``,
@@ -130,14 +284,18 @@ def em_datatree(
             "n_iterations": np.array([[best["n_iter"]]]),
         },
     )
-    record_restarts(dt, runs, best_index)
+    record_restarts(dt, runs, best_index, restart_units)
     return dt
 
 
 __all__ = [
     "EM_NUMPY_MAX",
+    "RESTART_UNITS",
     "em_datatree",
     "record_restarts",
+    "restart_subsample",
     "select_em_kernels",
+    "select_em_step",
     "short_run_restarts",
+    "subset_units",
 ]

@@ -126,6 +126,74 @@ def em_estep_accumulate(
 
 
 @njit(cache=True, nogil=True)
+def em_estep_counts(
+    T: np.ndarray,
+    log_prior: np.ndarray,
+    p_e: np.ndarray,
+    p_start: np.ndarray,
+    pattern_dim: np.ndarray,
+    pattern_w: np.ndarray,
+    mask: np.ndarray,
+    q: np.ndarray,
+    M: np.ndarray,
+    cc: np.ndarray,
+) -> float:
+    """One pass over the pattern ratings for a whole EM iteration: :func:`em_estep_accumulate`
+    (class posteriors ``q``, expected counts ``M (n_e, K)``, the weighted log marginal
+    likelihood) and the expected class counts per dimension ``cc (D, K)`` (overwritten;
+    :func:`raterstats.models.latent_class.reference.class_counts` of ``q``).
+
+    Each pattern's log joint is built in a small buffer and the class at its maximum
+    costs no ``exp`` (it is 1), so a pattern of ``n`` ratings reads ``n`` table rows and
+    writes ``n`` rows of ``M`` with ``K - 1`` exponentials and one logarithm."""
+    K = T.shape[1]
+    M[:] = 0.0
+    cc[:] = 0.0
+    v = np.empty(K)
+    total = 0.0
+    for p in range(pattern_dim.size):
+        d = pattern_dim[p]
+        lo, hi = p_start[p], p_start[p + 1]
+        for t in range(K):
+            v[t] = log_prior[d, t]
+        for r in range(lo, hi):
+            e = p_e[r]
+            for t in range(K):
+                v[t] += T[e, t]
+        m = -np.inf
+        top = -1
+        for t in range(K):
+            if mask[p, t] and v[t] > m:
+                m = v[t]
+                top = t
+        if top < 0:  # no possible class of positive probability
+            for t in range(K):
+                q[p, t] = 0.0
+            total = -np.inf
+            continue
+        acc = 0.0
+        for t in range(K):
+            if t == top:
+                v[t] = 1.0
+            elif mask[p, t]:
+                v[t] = math.exp(v[t] - m)
+            else:
+                v[t] = 0.0
+            acc += v[t]
+        w = pattern_w[p]
+        for t in range(K):
+            v[t] = v[t] / acc
+            q[p, t] = v[t]
+            cc[d, t] += w * v[t]
+        for r in range(lo, hi):
+            e = p_e[r]
+            for t in range(K):
+                M[e, t] += w * v[t]
+        total += w * (m + math.log(acc))
+    return total
+
+
+@njit(cache=True, nogil=True)
 def pattern_posterior_draws(
     T: np.ndarray,
     log_prior: np.ndarray,
@@ -177,5 +245,6 @@ __all__ = [
     "em_accumulate",
     "em_estep",
     "em_estep_accumulate",
+    "em_estep_counts",
     "pattern_posterior_draws",
 ]

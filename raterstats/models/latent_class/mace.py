@@ -36,7 +36,12 @@ from raterstats.lazy import LazyModule
 from raterstats.models.base import Method
 from raterstats.models.latent_class.base import LatentClassModel
 from raterstats.models.latent_class.data import LatentClassData, majority_vote_stats
-from raterstats.models.latent_class.em import em_datatree, short_run_restarts
+from raterstats.models.latent_class.em import (
+    RESTART_UNITS,
+    em_datatree,
+    restart_subsample,
+    short_run_restarts,
+)
 from raterstats.models.latent_class.graph import (
     padded_dirichlet,
     padded_dirichlet_init,
@@ -378,6 +383,7 @@ class MACE(LatentClassModel):
         tol: float = 1e-7,
         variational: bool = True,
         short_iter: int = 10,
+        restart_units: int = RESTART_UNITS,
         **unused: Any,
     ) -> xr.DataTree:
         """Point estimates by (variational) EM with restarts. The first restart starts at
@@ -392,6 +398,15 @@ class MACE(LatentClassModel):
         likelihood. ``sample_stats.attrs["restart_loglik"]`` holds each restart's
         objective at the end of its run.
 
+        Large data: with more than ``2 * restart_units`` units (default
+        :data:`~raterstats.models.latent_class.em.RESTART_UNITS`), the short runs use a
+        random subsample of ``restart_units`` units (seeded by ``random_seed``) and the
+        start they pick (the majority vote or the same random parameters) runs on all the
+        data to convergence (:func:`~raterstats.models.latent_class.em.short_run_restarts`);
+        ``restart_units=0``: the short runs use all the data.
+        ``sample_stats.attrs`` record each restart's iterations (``restart_iterations``)
+        and the units of the short runs (``restart_units``).
+
         Flat MACE: mean-field variational Bayes (``variational=True``: expectations of log
         parameters under their Beta / Dirichlet posteriors, reported at posterior means) or
         EM with prior pseudo-counts. Hierarchical MACE: EM whose M-step maximises the
@@ -403,16 +418,24 @@ class MACE(LatentClassModel):
         if unused:
             raise TypeError(f"unknown EM options {sorted(unused)}")
         rng = np.random.default_rng(random_seed)
-        lay = table_layout(data, data.p_cell)
+        sub = restart_subsample(data, restart_units, random_seed)
+
+        def on(d: LatentClassData) -> Any:
+            lay = table_layout(d, d.p_cell)
+            return lambda **kw: mace_em_run(
+                self, d, lay=lay, rng=rng, tol=tol, variational=variational, **kw
+            )
+
         res, runs, best = short_run_restarts(
-            lambda **kw: mace_em_run(
-                self, data, lay=lay, rng=rng, tol=tol, variational=variational, **kw
-            ),
+            on(data),
             restarts=restarts,
             short_iter=short_iter,
             max_iter=max_iter,
+            short_run=None if sub is None else on(sub),
+            rng=rng,
         )
-        return em_datatree(res, runs, best, var_dims(data), data.coords())
+        units = data.n_units if sub is None else sub.n_units
+        return em_datatree(res, runs, best, var_dims(data), data.coords(), restart_units=units)
 
 
 __all__ = ["MACE"]

@@ -16,7 +16,7 @@ import numpy as np
 from scipy.special import digamma, expit
 
 from raterstats.models.latent_class.data import LatentClassData, majority_vote
-from raterstats.models.latent_class.em import select_em_kernels
+from raterstats.models.latent_class.em import select_em_kernels, select_em_step
 from raterstats.models.latent_class.mace_params import decomposition
 from raterstats.models.latent_class.reference import TableLayout, class_counts, table_layout
 
@@ -81,7 +81,8 @@ def mace_em_run(
     a_prev = np.broadcast_to(pri["prevalence"].param("a", 1.0), (K,))
     if lay is None:
         lay = table_layout(data, data.p_cell)
-    em_estep, em_accumulate, em_estep_acc = select_em_kernels(lay)
+    em_estep, em_accumulate, _ = select_em_kernels(lay)
+    em_step = select_em_step(lay)
     e_cell, e_code = lay.e_row, lay.e_code
     E = e_cell.size
     e_rd = (e_cell // (D * G)) * D + (e_cell // G) % D
@@ -110,13 +111,15 @@ def mace_em_run(
     it0 = 0
     M: np.ndarray | None = None  # expected counts of q (from the E-step)
     M_buf = np.zeros((E, K))
+    cc: np.ndarray | None = None  # class counts of q (from the E-step)
+    cc_buf = np.zeros((D, K))
     if state is not None:
         q[:] = state["q"]
         hier_x = state["hier_x"].copy()
         prev_ll, it0 = state["objective"], state["n_iter"]
         # the M-step's competence responsibilities use the parameters that gave q
         e_log_t, e_log_1mt, e_log_xi = state["e_log"]
-        M = state["M"]
+        M, cc = state["M"], state["cc"]
         e_log_prev = np.zeros((D, K))
         have_q = True
     elif random_init:
@@ -157,7 +160,7 @@ def mace_em_run(
             s_cnt = np.bincount(e_cell, comp, minlength=C)
             spam_cnt = np.bincount(e_rd * K + e_code, n_e - comp, minlength=R * D * K)
             spam_cnt = spam_cnt.reshape(R * D, K)
-            prev_cnt = class_counts(data, q)
+            prev_cnt = class_counts(data, q) if cc is None else cc.copy()
             if hier:
                 hier_x, eta = hier_mstep(
                     hier_x, s_cnt, n_cnt, cell_dg, cell_r, D * G, R, m0, s0, sig_u, sig_v
@@ -195,9 +198,9 @@ def mace_em_run(
                     )
         # ---- E-step
         T, _ = table(e_log_t, e_log_1mt, e_log_xi)
-        M = M_buf
-        ll = em_estep_acc(
-            T, e_log_prev, lay.p_e, lay.p_start, lay.pattern_dim, lay.pattern_w, mask, q, M,
+        M, cc = M_buf, cc_buf
+        ll = em_step(
+            T, e_log_prev, lay.p_e, lay.p_start, lay.pattern_dim, lay.pattern_w, mask, q, M, cc,
         )  # fmt: skip
         have_q = True
         if abs(ll - prev_ll) <= tol * max(1.0, abs(ll)):
@@ -208,7 +211,7 @@ def mace_em_run(
     if not finish:
         run["state"] = {
             "q": q, "hier_x": hier_x, "objective": float(ll), "n_iter": n_iter,
-            "e_log": (e_log_t, e_log_1mt, e_log_xi), "M": M,
+            "e_log": (e_log_t, e_log_1mt, e_log_xi), "M": M, "cc": cc,
         }  # fmt: skip
         return run
     # ---- point estimates (posterior means) and plug-in marginal log-likelihood

@@ -108,6 +108,26 @@ class TableLayout(NamedTuple):
         return int(self.pattern_dim.size)
 
 
+def unique_inverse(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` of non-negative integers, in O(n) by a
+    table of the values present when they are dense enough (at most ``4 n + 1024``
+    possible values), by sorting otherwise.
+
+    Examples
+    --------
+    >>> [a.tolist() for a in unique_inverse(np.array([7, 2, 7, 5]))]
+    [[2, 5, 7], [2, 0, 2, 1]]
+    """
+    n_values = int(key.max()) + 1 if key.size else 0
+    if key.size == 0 or key.min() < 0 or n_values > 4 * key.size + 1024:
+        uniq, inverse = np.unique(key, return_inverse=True)
+        return uniq, inverse.ravel()
+    seen = np.zeros(n_values, dtype=bool)
+    seen[key] = True
+    rank = np.cumsum(seen) - 1
+    return np.flatnonzero(seen), rank[key]
+
+
 def table_layout(data: LatentClassData, row: np.ndarray) -> TableLayout:
     """The :class:`TableLayout` of ``data`` whose pattern ratings have parameter rows
     ``row`` (MACE: ``data.p_cell``; see the models' ``table_rows``).
@@ -124,7 +144,7 @@ def table_layout(data: LatentClassData, row: np.ndarray) -> TableLayout:
     """
     K = data.K
     key = row.astype(np.int64) * K + data.p_code
-    uniq, p_e = np.unique(key, return_inverse=True)
+    uniq, p_e = unique_inverse(key)
     counts = np.bincount(data.p_pattern, minlength=data.n_patterns)
     return TableLayout(
         e_row=(uniq // K).astype(np.int64),
@@ -345,6 +365,58 @@ def em_estep_accumulate_np(
     return ll
 
 
+def em_estep_counts_np(
+    T: np.ndarray,
+    log_prior: np.ndarray,
+    p_e: np.ndarray,
+    p_start: np.ndarray,
+    pattern_dim: np.ndarray,
+    pattern_w: np.ndarray,
+    mask: np.ndarray,
+    q: np.ndarray,
+    M: np.ndarray,
+    cc: np.ndarray,
+) -> float:
+    """:func:`em_estep_accumulate_np`, then the expected class counts per dimension of its
+    ``q`` into ``cc (D, K)`` (overwritten; :func:`class_counts`): everything one EM
+    iteration needs from the patterns. Reference of
+    :func:`raterstats.models.latent_class.kernels_em.em_estep_counts`.
+
+    Examples
+    --------
+    >>> q, M, cc = np.empty((1, 2)), np.empty((1, 2)), np.empty((1, 2))
+    >>> ll = em_estep_counts_np(np.zeros((1, 2)), np.log([[0.5, 0.5]]), np.array([0]),
+    ...                         np.array([0, 1]), np.array([0]), np.full(1, 4.0),
+    ...                         np.array([[True, True]]), q, M, cc)
+    >>> cc.tolist()
+    [[2.0, 2.0]]
+    """
+    ll = em_estep_accumulate_np(T, log_prior, p_e, p_start, pattern_dim, pattern_w, mask, q, M)
+    cc[:] = pattern_class_counts(q, pattern_dim, pattern_w, cc.shape[0])
+    return ll
+
+
+def pattern_class_counts(
+    q: np.ndarray, pattern_dim: np.ndarray, pattern_w: np.ndarray, n_dims: int
+) -> np.ndarray:
+    """Expected class counts per dimension ``(n_dims, K)``: the pattern weights times the
+    class posteriors ``q (P, K)``, summed over each dimension's patterns.
+
+    Examples
+    --------
+    >>> pattern_class_counts(np.array([[0.5, 0.5], [1.0, 0.0]]), np.array([0, 1]),
+    ...                      np.array([2.0, 1.0]), 2).tolist()
+    [[1.0, 1.0], [1.0, 0.0]]
+    """
+    w = np.asarray(pattern_w, dtype=float)
+    if n_dims == 1:  # (no BLAS: its threads would compete with the caller's for the cores)
+        return (w[:, None] * q).sum(axis=0)[None, :]
+    return np.stack(
+        [np.bincount(pattern_dim, w * q[:, k], minlength=n_dims) for k in range(q.shape[1])],
+        axis=1,
+    )
+
+
 def class_counts(data: LatentClassData, q: np.ndarray) -> np.ndarray:
     """Expected class counts per dimension, ``(D, K)``: the pattern counts times the class
     posteriors ``q (P, K)``, summed over each dimension's patterns.
@@ -358,14 +430,7 @@ def class_counts(data: LatentClassData, q: np.ndarray) -> np.ndarray:
     >>> bool(np.allclose(class_counts(d, q).sum(axis=1), np.bincount(d.unit_dim) * 1.0))
     True
     """
-    D = len(data.dimensions)
-    w = np.asarray(data.pattern_count, dtype=float)
-    if D == 1:  # (no BLAS: its threads would compete with the caller's for the cores)
-        return (w[:, None] * q).sum(axis=0)[None, :]
-    return np.stack(
-        [np.bincount(data.pattern_dim, w * q[:, k], minlength=D) for k in range(q.shape[1])],
-        axis=1,
-    )
+    return pattern_class_counts(q, data.pattern_dim, data.pattern_count, len(data.dimensions))
 
 
 # ---------------------------------------------------------------------- simplex transforms
@@ -436,6 +501,7 @@ __all__ = [
     "ds_rating_table",
     "em_accumulate_np",
     "em_estep_accumulate_np",
+    "em_estep_counts_np",
     "em_estep_np",
     "entropy_np",
     "log_joint_np",
@@ -443,10 +509,12 @@ __all__ = [
     "mace_rating_table",
     "masked_log_joint_np",
     "pack_rows",
+    "pattern_class_counts",
     "pattern_log_joint_np",
     "segment_sum_np",
     "simplex_backward_np",
     "simplex_forward_np",
     "table_layout",
+    "unique_inverse",
     "unpack_rows",
 ]
