@@ -71,3 +71,18 @@ def test_constant_missing_and_short_draws() -> None:
     assert np.isnan(r).all() and np.isnan(eb).all() and np.isnan(et).all()
     with pytest.raises(ValueError, match="parameter, chain, draw"):
         rhat_ess(np.zeros((2, 3)), 0.89)
+
+
+def test_blocks_on_threads_give_the_same_numbers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parameters split into blocks (computed on threads) give what one block gives."""
+    import raterstats.convergence as conv
+
+    x = np.random.default_rng(8).normal(size=(23, 4, 100))
+    x[5] = 1.0
+    whole = rhat_ess(x, 0.89)
+    monkeypatch.setattr(conv, "BLOCK_VALUES", 3 * 4 * 100)
+    blocks = rhat_ess(x, 0.89)
+    for a, b in zip(whole, blocks, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for g, w in zip(blocks, _arviz(x, 0.89), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-9, equal_nan=True)
