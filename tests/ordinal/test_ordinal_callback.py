@@ -5,6 +5,7 @@ code is invalidated when a source it compiles in changes."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from raterstats.models.ordinal import OrdinalRaters
 from raterstats.models.ordinal.kernels_callback import (
@@ -42,3 +43,30 @@ def test_callback_buffer_gives_the_same_density() -> None:
             lp2 = ordinal_entry(x, ints, floats, g2)
             assert lp2 == lp
             np.testing.assert_array_equal(g2, g)
+
+
+def test_interval_term_with_one_exponential_equals_the_reference() -> None:
+    """issue 22: the interval term computed from one exponential and the cut-point gap's
+    (kernels.interval_logp_grad) equals the NumPy reference and its derivatives, on both
+    sides of 0, far in the tails and for gaps past GAP_MAX."""
+    from raterstats.models.ordinal.kernels import GAP_MAX, interval_logp_grad
+    from raterstats.models.ordinal.reference import interval_logp
+
+    for lo in (-40.0, -8.0, -1.0, -1e-3, 0.0, 0.5, 6.0, 35.0):
+        for gap in (1e-4, 0.3, 2.0, 12.0, GAP_MAX + 5.0):
+            hi = lo + gap
+            eg = np.exp(gap) if gap < GAP_MAX else np.inf
+            lp, ghi, glo = interval_logp_grad(hi, lo, eg)
+            want = float(interval_logp(np.array([lo]), np.array([hi]), "logit")[0])
+            assert lp == pytest.approx(want, rel=1e-9, abs=1e-12), (lo, gap)
+            h = min(1e-6 * max(1.0, abs(hi)), gap * 1e-3)
+            d_hi = (
+                float(interval_logp(np.array([lo]), np.array([hi + h]), "logit")[0])
+                - float(interval_logp(np.array([lo]), np.array([hi - h]), "logit")[0])
+            ) / (2 * h)
+            assert ghi == pytest.approx(d_hi, rel=1e-5, abs=1e-7), (lo, gap)
+            d_lo = (
+                float(interval_logp(np.array([lo + h]), np.array([hi]), "logit")[0])
+                - float(interval_logp(np.array([lo - h]), np.array([hi]), "logit")[0])
+            ) / (2 * h)
+            assert glo == pytest.approx(d_lo, rel=1e-5, abs=1e-7), (lo, gap)

@@ -96,6 +96,41 @@ def _halfnormal_log(x: np.ndarray, j: int, scale: float, grad: np.ndarray) -> tu
     return -0.5 * r * r + u, sig
 
 
+#: Above this gap between neighbouring cut-points the interval term does not use the
+#: exponential of the gap (it would overflow): it computes both sigmoids instead.
+GAP_MAX = 30.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def interval_logp_grad(hi: float, lo: float, eg: float) -> tuple[float, float, float]:
+    """``log(F(hi) - F(lo))`` for the logistic ``F`` and its derivatives with respect to
+    ``hi`` and ``lo``, given ``eg = exp(hi - lo)`` (the exponential of the cut-point gap,
+    computed once per gap).
+
+    One exponential per rating: with ``E = exp(-|t|)`` at the end ``t`` nearer to 0, the
+    other end's exponential is ``E * eg`` or ``E / eg``. Far in a tail (probability under
+    1e-8), or with a gap of :data:`GAP_MAX` or more, the cancellation-free form with two
+    sigmoids."""
+    if eg < np.inf:
+        if lo >= 0.0:  # both ends above 0: F(t) = 1 / (1 + exp(-t))
+            a = math.exp(-hi)  # exp(-hi) <= exp(-lo) = a * eg
+            b = a * eg
+            sh = 1.0 / (1.0 + a)
+            sl_ = 1.0 / (1.0 + b)
+        else:  # lo < 0: F(lo) = e / (1 + e) with e = exp(lo), exp(hi) = e * eg
+            e = math.exp(lo)
+            sl_ = e / (1.0 + e)
+            f = e * eg
+            sh = f / (1.0 + f) if f < 1e300 else 1.0
+        pr = sh - sl_
+        if pr > 1e-8:
+            return math.log(pr), sh * (1.0 - sh) / pr, -sl_ * (1.0 - sl_) / pr
+    diff = hi - lo
+    lpr = _log_sigmoid(hi) + _log_sigmoid(-lo) + math.log(-math.expm1(-diff))
+    q = 1.0 / math.expm1(diff)
+    return lpr, _sigmoid(-hi) + q, -_sigmoid(lo) - q
+
+
 @njit(cache=True, nogil=True)
 def _latent_prior(
     x: np.ndarray,
@@ -373,14 +408,19 @@ def ordinal_logp_grad(
     # ---- cut-points (ordered transform) ---------------------------------------------------
     k1 = K - 1
     cuts = np.empty((D, G, k1))
+    # exp of each gap between neighbouring cut-points (index k: cut k - gap k-1; 0 unused):
+    # an interval term then needs one exponential, see interval_logp_grad
+    egap = np.zeros((D, G, k1))
     for d in range(D):
         for g in range(G):
             base = off[Block.CUTS] + (d * G + g) * k1
             c = x[base]
             cuts[d, g, 0] = c
             for k in range(1, k1):
-                c += math.exp(x[base + k])
+                gap = math.exp(x[base + k])
+                c += gap
                 cuts[d, g, k] = c
+                egap[d, g, k] = math.exp(gap) if gap < GAP_MAX else np.inf
                 total += x[base + k]  # log-Jacobian
                 grad[base + k] += 1.0
     dcuts = np.zeros((D, G, k1))
@@ -428,19 +468,8 @@ def ordinal_logp_grad(
         else:
             hi = cuts[d, g, y] - lp
             lo = cuts[d, g, y - 1] - lp
-            sh = _sigmoid(hi)
-            sl_ = _sigmoid(lo)
-            pr = sh - sl_
-            if pr > 1e-8:
-                total += math.log(pr)
-                ghi = sh * (1.0 - sh) / pr
-                glo = -sl_ * (1.0 - sl_) / pr
-            else:  # far in a tail: the cancellation-free form
-                diff = hi - lo
-                total += _log_sigmoid(hi) + _log_sigmoid(-lo) + math.log(-math.expm1(-diff))
-                q = 1.0 / math.expm1(diff)
-                ghi = _sigmoid(-hi) + q
-                glo = -_sigmoid(lo) - q
+            lpr, ghi, glo = interval_logp_grad(hi, lo, egap[d, g, y])
+            total += lpr
             dcuts[d, g, y] += ghi
             dcuts[d, g, y - 1] += glo
             glp = -(ghi + glo)
