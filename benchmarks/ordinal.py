@@ -1,15 +1,18 @@
 """Benchmark: the ordinal rater model on the built-in clinical-QA study.
 
 Fits :class:`raterstats.OrdinalRaters` with default settings (NUTS by nutpie, 4 chains x
-2,000 draws after 500 tuning steps) in a fresh process, and reports the wall time
-(including compilation) and the process's CPU time (all threads; on 2 cores the wall time
-of an unloaded machine is at least half of it), divergences, the largest R-hat and the
+1,000 draws after 500 tuning steps at the model's target acceptance rate) in a fresh
+process, and reports the wall time of that whole process (interpreter start, imports, the
+simulated study, the fit with everything it computes, numba cache warm) and of the fit call,
+the process's CPU time (all threads; on 2 cores the wall time of an unloaded machine is at
+least half of it), the floor (gradient evaluations of the kept draws x the cost of one log
+density + gradient, over 2 cores; tuning is not stored), divergences, the largest R-hat and the
 smallest bulk / tail ESS over every reported parameter (rater severities and
 discriminations, system effects, cut-points, length effects, scales), and recovery of the
 simulation's truth. Writes the table to ``benchmarks/RESULTS.md`` (section "Ordinal rater
 model"), replacing an earlier version of that section only.
 
-Run:  .venv/bin/python benchmarks/ordinal.py [--adaptation diag|low_rank] [--draws N]
+Run:  python benchmarks/ordinal.py [--adaptation diag|low_rank] [--draws N] [--tune N]
       .venv/bin/python benchmarks/ordinal.py --map-advi [--data-dir DIR]  (MAP and ADVI
       timings: ``benchmarks/ordinal_map_advi.py``)
 """
@@ -18,9 +21,11 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import json
 import os
 import platform
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -51,6 +56,24 @@ def truth_in_model_terms(truth, humans):
     return sev, lam / scale
 
 
+def gradient_cost_ms(ratings) -> float:
+    """Milliseconds of one log density + gradient (the compiled kernel through
+    ``Density.logp_grad``), best of 5 x 200 calls at the starting point."""
+    from raterstats.models.ordinal import OrdinalRaters
+
+    model = OrdinalRaters()
+    d = model.density(model.prepare(ratings))
+    x = d.initial_point(np.random.default_rng(0))
+    d.logp_grad(x)
+    best = np.inf
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(200):
+            d.logp_grad(x)
+        best = min(best, (time.perf_counter() - t) / 200 * 1e3)
+    return float(best)
+
+
 def run(adaptation: str, draws: int, tune: int, seed: int) -> dict[str, object]:
     import arviz_stats as azs
 
@@ -65,6 +88,7 @@ def run(adaptation: str, draws: int, tune: int, seed: int) -> dict[str, object]:
 
     study = clinical_qa_study()
     load0 = os.getloadavg()[0]
+    cost_ms = gradient_cost_ms(study.ratings)
     t0 = time.perf_counter()
     c0 = time.process_time()
     dt = OrdinalRaters().fit(
@@ -172,6 +196,10 @@ def run(adaptation: str, draws: int, tune: int, seed: int) -> dict[str, object]:
         "cpu_s": cpu,
         "load": f"{load0:.1f} / {load1:.1f}",
         "sampling_s": float(dt["posterior"].attrs.get("sampling_time", np.nan)),
+        "target_accept": float(dt["posterior"].attrs.get("target_accept", np.nan)),
+        "gradient_ms": cost_ms,
+        "draw_gradients": int(dt["sample_stats"]["n_steps"].sum()),
+        "health_ok": bool(dt.attrs.get("health_ok")),
         "divergences": int(dt["sample_stats"]["diverging"].sum()),
         "mean_tree_depth": float(dt["sample_stats"]["tree_depth"].mean()),
         "max_rhat": float(summ["r_hat"].astype(float).max()),
@@ -218,23 +246,32 @@ def write(results: list[dict[str, object]]) -> None:
         "- data: `clinical_qa_study()` (22,920 ratings: 300 answers, 1,555 rated sentences, "
         "6 physicians + 1 LLM judge, 3 dimensions, coarse and fine); model "
         "`OrdinalRaters()` with default priors, logit link, length covariate",
-        "- fit: NUTS (nutpie, compiled density), 4 chains on 2 cores; wall time in a fresh "
-        "process including compilation (numba cache warm) and the log-likelihood",
+        "- fit: NUTS (nutpie, compiled density, C callback), 4 chains on 2 cores; `process "
+        "wall` is the whole fresh process (interpreter, imports, data, fit, health checks, "
+        "log-likelihood; numba cache warm), `fit` the fit call; `floor` = gradient "
+        "evaluations of the kept draws x the cost of one / 2 cores (tuning, not stored, adds "
+        "about half as many again); `passes its checks`: the fit's own health over every "
+        "parameter (R-hat <= 1.01, bulk and tail ESS >= 400, no divergences)",
+        "- reproduce: `python benchmarks/ordinal.py`",
         "- machine load: 1-minute load average at the start and the end of the fit (2 cores: "
         "above 2 means other work competed for them); CPU (s) is the fitting process's CPU "
         "time over all its threads",
         "",
-        "| adaptation | draws / tune | load | wall (s) | CPU (s) | sampling (s) | divergences | "
-        "tree depth | "
+        "| adaptation | draws / tune | target accept | load | process wall (s) | fit (s) | "
+        "CPU (s) | sampling (s) | gradient (ms) | draw gradients | floor (s) | passes its checks "
+        "| divergences | tree depth | "
         "max R-hat | min bulk ESS | min tail ESS | params | severity r | log-disc. r | "
         "length 90% covers truth | coarse excl. 0 | fine covers 0 | system order |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---|",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
+        "---:|---:|---|---|---|---|",
     ]
     for r in results:
         lines.append(
-            f"| {r['adaptation']} | {r['draws']} / {r['tune']} | {r['load']} | "
-            f"{r['wall_s']:.0f} | {r['cpu_s']:.0f} | "
-            f"{r['sampling_s']:.0f} | {r['divergences']} | {r['mean_tree_depth']:.1f} | "
+            f"| {r['adaptation']} | {r['draws']} / {r['tune']} | {r['target_accept']} | "
+            f"{r['load']} | {r['process_wall_s']:.1f} | {r['wall_s']:.1f} | {r['cpu_s']:.0f} | "
+            f"{r['sampling_s']:.1f} | {r['gradient_ms']:.3f} | {r['draw_gradients']:,} | "
+            f"{r['draw_gradients'] * r['gradient_ms'] / 1e3 / 2:.1f} | {r['health_ok']} | "
+            f"{r['divergences']} | {r['mean_tree_depth']:.1f} | "
             f"{r['max_rhat']:.4f} | {r['min_ess_bulk']:.0f} | {r['min_ess_tail']:.0f} | "
             f"{r['n_params']} | {r['severity_r']:.3f} | {r['log_discrimination_r']:.3f} | "
             f"{r['length_cover']} | {r['coarse_excludes_0']} | {r['fine_covers_0']} | "
@@ -257,8 +294,6 @@ def write(results: list[dict[str, object]]) -> None:
     pf = last["p_fine_more_reliable"]
     assert isinstance(pf, dict)
     lines += ["", "P(fine > coarse): " + ", ".join(f"{k} {v:.3f}" for k, v in pf.items()), ""]
-    import json
-
     ref_path = HERE.parent / "models" / "ordinal" / "reference.json"
     ref_path.write_text(json.dumps(last["reference"], indent=1) + "\n")
     section = "\n".join(lines) + "\n"
@@ -273,10 +308,11 @@ def write(results: list[dict[str, object]]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--adaptation", nargs="+", default=["diag"])
-    ap.add_argument("--draws", type=int, default=2000)
+    ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--tune", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--map-advi", action="store_true", help="time MAP and ADVI instead")
     ap.add_argument("--data-dir", type=Path, default=None, help="real data (--map-advi)")
     args = ap.parse_args()
@@ -285,9 +321,21 @@ def main() -> None:
 
         map_advi(args.data_dir, write=not args.no_write)
         return
+    if args.child:
+        res = run(args.adaptation[0], args.draws, args.tune, args.seed)
+        print("RESULT " + json.dumps(res), flush=True)
+        return
     results = []
     for a in args.adaptation:
-        res = run(a, args.draws, args.tune, args.seed)
+        # each fit in a fresh process, timed from outside (interpreter start included)
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--adaptation", a]
+        cmd += ["--draws", str(args.draws), "--tune", str(args.tune), "--seed", str(args.seed)]
+        t0 = time.perf_counter()
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+        process_wall = time.perf_counter() - t0
+        line = next(x for x in out.splitlines() if x.startswith("RESULT "))
+        res = json.loads(line[len("RESULT ") :])
+        res["process_wall_s"] = process_wall
         print({k: v for k, v in res.items() if k != "reference"}, flush=True)
         results.append(res)
     if not args.no_write:
