@@ -90,7 +90,7 @@ from raterstats.inference import Density, map_density, resolve_seed, run_density
 from raterstats.inference_checks import keyword_names, sampler_argument_problems
 from raterstats.inference_vi import advi_density
 from raterstats.lazy import LazyModule
-from raterstats.models.fingerprint import data_fingerprint
+from raterstats.models.fingerprint import data_fingerprint, fingerprint_later
 from raterstats.models.priors import Prior, as_prior, jsonable
 from raterstats.ratings import Ratings
 from raterstats.version import __version__
@@ -526,6 +526,7 @@ class Model:
         )
         seed = resolve_seed(random_seed)
         t0 = time.perf_counter()
+        fingerprint = fingerprint_later(ratings)  # beside the fit: 0.5 s at 1.5 M ratings
         data = self.prepare(ratings)
         model: pm.Model | None = None
         density = None
@@ -609,7 +610,7 @@ class Model:
                 "priors": json.dumps(spec["priors"], sort_keys=True),
                 "options": json.dumps(spec["options"], sort_keys=True),
                 "raterstats_version": __version__,
-                "data_fingerprint": data_fingerprint(ratings),
+                "data_fingerprint": fingerprint.result(),
                 "method": method,
                 "sampler": sampler if method == "nuts" else method,
                 "logp_backend": "compiled" if density is not None or method == "gibbs" else "pymc",

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from concurrent.futures import Future
 
 import polars as pl
 
@@ -48,4 +50,28 @@ def data_fingerprint(ratings: Ratings | Comparisons) -> str:
     return h.hexdigest()
 
 
-__all__ = ["data_fingerprint"]
+def fingerprint_later(ratings: Ratings | Comparisons) -> Future[str]:
+    """:func:`data_fingerprint` computed on a background thread, for a fit to read when it
+    stores its attributes: polars' sort and the hashing release the GIL, so on a large data
+    set (1.5 million ratings: about 0.5 s) it runs beside the fit instead of after it.
+
+    Examples
+    --------
+    >>> from raterstats.simulate import archehr_like_study
+    >>> r = archehr_like_study(n_cases=3, n_systems=2, random_seed=1).ratings
+    >>> fingerprint_later(r).result() == data_fingerprint(r)
+    True
+    """
+    future: Future[str] = Future()
+
+    def work() -> None:
+        try:
+            future.set_result(data_fingerprint(ratings))
+        except BaseException as err:  # handed to whoever reads the result
+            future.set_exception(err)
+
+    threading.Thread(target=work, name="raterstats-fingerprint", daemon=True).start()
+    return future
+
+
+__all__ = ["data_fingerprint", "fingerprint_later"]
