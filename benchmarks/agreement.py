@@ -214,6 +214,8 @@ def to_markdown(rows, boot_rows, notes) -> str:
         "",
         "Written by `benchmarks/agreement.py` (do not edit by hand; rerun it).",
         "",
+        "- reproduce: `python benchmarks/agreement.py` (`pip install -e .[bench]` brings "
+        "statsmodels and krippendorff)",
         f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- machine: {cpu_model()}, {cores} cores available, {platform.system()} "
         f"{platform.release()} ({platform.machine()}); OMP_NUM_THREADS={threads}",
