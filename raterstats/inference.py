@@ -400,6 +400,9 @@ class Density:
     #: it); the mode on the unconstrained scale then is that form's (the log-Jacobians of
     #: the two forms differ), and ``posterior.attrs["map_form"]`` says so
     map_form: Callable[[], Density] | None = None
+    #: optional: ``expand`` of many draws at once, ``(n, ndim) -> {name: (n, *shape)}``
+    #: (:func:`run_density` uses it instead of one ``expand`` call per draw)
+    expand_draws: Callable[[np.ndarray], dict[str, np.ndarray]] | None = None
 
 
 def _nutpie_c_model(density: Density, seed: int) -> Any:
@@ -494,11 +497,13 @@ def run_density(
         xs = np.asarray(raw["posterior"].to_dataset()["__x"].values)  # (chain, draw, ndim)
         n_chain, n_draw = xs.shape[:2]
         flat = xs.reshape(-1, xs.shape[-1])
-        expanded = [density.expand(v) for v in flat]
+        if density.expand_draws is not None:
+            batch = density.expand_draws(flat)
+        else:
+            expanded = [density.expand(v) for v in flat]
+            batch = {k: np.stack([np.asarray(e[k], float) for e in expanded]) for k in names}
         values = {
-            k: np.stack([np.asarray(e[k], float) for e in expanded]).reshape(
-                n_chain, n_draw, *density.var_shapes[k]
-            )
+            k: np.asarray(batch[k], float).reshape(n_chain, n_draw, *density.var_shapes[k])
             for k in names
         }
         rp = raw["posterior"].to_dataset()

@@ -23,6 +23,8 @@ from raterstats.checks import (
 METHODS = ("nuts", "map", "advi")
 #: NUTS samplers.
 SAMPLERS = ("nutpie", "pymc", "numpyro")
+#: nutpie's mass-matrix adaptations (``adaptation=``).
+ADAPTATIONS = ("diag", "draw_diag", "low_rank")
 
 
 def _at_least(low: int) -> Callable[[str, Any], str | None]:
@@ -49,7 +51,7 @@ ENGINE_OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None, Callabl
     "adaptation": (
         ("nuts",),
         ("nutpie",),
-        lambda name, v: choice_problem(name, v, ("diag", "draw_diag", "low_rank")),
+        lambda name, v: choice_problem(name, v, ADAPTATIONS),
     ),
     "max_treedepth": (("nuts",), ("pymc", "numpyro"), _at_least(1)),
 }
@@ -167,6 +169,7 @@ def keyword_names(fn: Any, skip: tuple[str, ...]) -> tuple[str, ...] | None:
 
 
 __all__ = [
+    "ADAPTATIONS",
     "ENGINE_OPTIONS",
     "METHODS",
     "SAMPLERS",

@@ -26,7 +26,7 @@ from raterstats.analyze import (
     ppc_lines,
 )
 from raterstats.cli import app
-from raterstats.models import OrdinalRaters
+from raterstats.models import MACE, OrdinalRaters
 from raterstats.simulate import archehr_like_study, clinical_qa_study
 
 runner = CliRunner()
@@ -214,6 +214,11 @@ def test_options_are_checked_with_every_problem():
         AnalyzeOptions(fit_settings={"ordinal": {"draw": 5}})
     with pytest.raises(ValueError, match=r"target_accept must be a number in \(0, 1\)"):
         AnalyzeOptions(fit_settings={"ordinal": {"target_accept": 1.5}})
+    with pytest.raises(ValueError, match=r"adaptation 'dense' is not one of"):
+        AnalyzeOptions(fit_settings={"mace": {"adaptation": "dense"}})
+    assert AnalyzeOptions(fit_settings={"mace": {"adaptation": "diag"}}).settings_for(MACE) == {
+        "adaptation": "diag"
+    }
     ok = AnalyzeOptions(fit_settings={"ordinal": {"target_accept": 0.95, "tune": 2000}})
     assert ok.settings_for(OrdinalRaters) == {"target_accept": 0.95, "tune": 2000}
     with pytest.raises(ValueError, match="unknown segment rule"):

@@ -433,3 +433,26 @@ def test_design_comparison_recovers_the_planted_reliability_ordering(gain):
         assert (p > 0.9) if t_f > t_c else (p < 0.1), (dim, t_f, t_c, p)
         checked += 1
     assert checked >= 2
+
+
+def test_budget_tau_equals_kendall_tau_b_with_ties():
+    """issue 22: the budget projection's vectorised tau equals Kendall's tau-b of the
+    agreement kernels (ties in either ranking included), and recovery means every pair
+    ordered as in the truth."""
+    from raterstats.agreement.kernels import kendall_tau_b
+    from raterstats.design.budget import tau_and_recovery
+
+    rng = np.random.default_rng(11)
+    true = rng.integers(0, 4, (200, 7)).astype(float)
+    est = rng.integers(0, 4, (200, 7)).astype(float)
+    est[:5] = true[:5]
+    est[5] = 1.0  # ties every system: tau 0
+    tau, rec = tau_and_recovery(true, est)
+    for i in range(len(true)):
+        want, _ = kendall_tau_b(true[i], est[i])
+        assert tau[i] == pytest.approx(want if np.isfinite(want) else 0.0, abs=1e-12)
+    assert rec[:5].all() and tau[5] == 0.0
+    assert rec.sum() == sum(
+        np.array_equal(np.sign(t[:, None] - t), np.sign(e[:, None] - e))
+        for t, e in zip(true, est, strict=True)
+    )

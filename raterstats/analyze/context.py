@@ -54,6 +54,21 @@ class Context:
     schemes: dict[str, Ratings] = field(default_factory=dict)
     fits: list[Fit] = field(default_factory=list)
     agreement: list[xr.Dataset] = field(default_factory=list)
+    #: the ordinal fit and its rater table (:func:`raterstats.models.ordinal.rater_table`),
+    #: made once for the sections that show it (:meth:`rater_table_of`)
+    rater_tables: list[tuple[xr.DataTree, xr.Dataset]] = field(default_factory=list)
+
+    def rater_table_of(self, dt: xr.DataTree) -> xr.Dataset:
+        """The rater table of the ordinal fit ``dt`` at :attr:`ci_prob`, computed on first
+        use (the ordinal and the judge sections both show it)."""
+        from raterstats.models.ordinal import rater_table
+
+        for done, table in self.rater_tables:
+            if done is dt:
+                return table
+        table = rater_table(dt, ci_prob=self.ci_prob)
+        self.rater_tables.append((dt, table))
+        return table
 
     @property
     def ci_prob(self) -> float:

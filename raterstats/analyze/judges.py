@@ -37,7 +37,7 @@ def judge_section(ctx: Context) -> list[str]:
     fit_ = ctx.ordinal_fit
     is_human = None if fit_ is None else fit_.dt["constant_data"].to_dataset()["rater_is_human"]
     if fit_ is not None and is_human is not None and not bool(is_human.values.all()):
-        jv = judge_vs_experts(fit_.dt, ci_prob=ctx.ci_prob)
+        jv = judge_vs_experts(fit_.dt, ci_prob=ctx.ci_prob, raters=ctx.rater_table_of(fit_.dt))
         ctx.folder.csv(jv, "judge_vs_experts.csv")
         judge, human = ~pl.col("is_human"), pl.col("is_human")
         n = int(jv.group_by("dimension", "design").len()["len"].max())  # type: ignore[arg-type]

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 #: model (``AnalyzeOptions.fit_settings``)
 FIT_SETTINGS = ("method", "draws", "tune", "chains", "sampler")
 #: settings only one model's table of ``fit_settings`` takes (NUTS' target acceptance rate,
-#: raised against divergences)
-MODEL_SETTINGS = (*FIT_SETTINGS, "target_accept")
+#: raised against divergences; nutpie's mass-matrix adaptation)
+MODEL_SETTINGS = (*FIT_SETTINGS, "target_accept", "adaptation")
 #: what a model fit is used for in the analysis
 MODEL_ROLES = ("categorical", "ordinal", "comparisons")
 
@@ -143,7 +143,8 @@ class AnalyzeOptions:
         Fit settings of every model; ``None`` leaves each model's own default (the
         ordinal model's defaults are its documented ones).
     fit_settings : mapping
-        Settings of one model, overriding the above: ``{"ordinal": {"method": "map"}}``.
+        Settings of one model, overriding the above: ``{"ordinal": {"method": "map"}}``
+        (also ``target_accept`` and nutpie's mass-matrix ``adaptation``).
     n_boot : int
         Bootstrap replicates of the agreement intervals and raw-rating rankings.
     random_seed : int
@@ -321,6 +322,7 @@ def _int_problem(name: str, value: Any, minimum: int) -> list[str]:
 
 def _setting_problems(values: Mapping[str, Any], where: str, *, allow_none: bool) -> list[str]:
     from raterstats.inference import SAMPLERS
+    from raterstats.inference_checks import ADAPTATIONS
 
     problems = []
     for key, value in values.items():
@@ -340,6 +342,8 @@ def _setting_problems(values: Mapping[str, Any], where: str, *, allow_none: bool
             isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1
         ):
             problems.append(f"{where}target_accept must be a number in (0, 1), got {value!r}")
+        elif key == "adaptation" and value not in ADAPTATIONS:
+            problems.append(f"{where}adaptation {value!r} is not one of {list(ADAPTATIONS)}")
     return problems
 
 

@@ -113,9 +113,7 @@ def _length(dt: xr.DataTree, ctx: Context) -> list[str]:
 
 
 def _raters(dt: xr.DataTree, ctx: Context) -> list[str]:
-    from raterstats.models.ordinal import rater_table
-
-    rt = rater_table(dt, ci_prob=ctx.ci_prob)
+    rt = ctx.rater_table_of(dt)
     columns = ["severity", "severity_low", "severity_high"]
     columns += ["discrimination", "discrimination_low", "discrimination_high"]
     frame = pl.from_pandas(

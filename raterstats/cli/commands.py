@@ -58,7 +58,7 @@ from raterstats.defaults import (
     RANDOM_SEED,
     ci_prob,
 )
-from raterstats.demo import CATEGORICAL_DRAWS, ORDINAL_DRAWS
+from raterstats.demo import CATEGORICAL_DRAWS, CATEGORICAL_TUNE, ORDINAL_DRAWS
 from raterstats.files import write_atomic
 from raterstats.formatting import visible_lines
 from raterstats.health import ConvergenceWarning, fit_health
@@ -107,7 +107,9 @@ def demo(
         typer.Option(
             "--categorical-draws",
             min=0,
-            help="Draws (and tuning steps) per chain of the MACE model; 0 skips it.",
+            help="Draws per chain of the MACE fits (tuning steps: as many, at most "
+            f"{CATEGORICAL_TUNE}); "
+            "0 skips it.",
         ),
     ] = CATEGORICAL_DRAWS,
     seed: Annotated[

@@ -613,7 +613,7 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
         "fit": Key(
             TABLE,
             "Settings of one model over the above (method, draws, tune, chains, sampler, "
-            'target_accept): `{ ordinal = { method = "map" } }`.',
+            'target_accept, adaptation): `{ ordinal = { method = "map" } }`.',
             check=_fit_settings,
         ),
         "seed": Key(INTEGER, _SEED, minimum=0),

@@ -8,6 +8,7 @@ Library code does not print: progress goes through the ``progress`` callback.
 from raterstats.analyze import Progress, label_distribution
 from raterstats.demo.run import (
     CATEGORICAL_DRAWS,
+    CATEGORICAL_TUNE,
     DEMO_SCHEMES,
     DEMO_STATISTICS,
     FINE_BINARY_RULES,
@@ -21,6 +22,7 @@ from raterstats.demo.run import (
 
 __all__ = [
     "CATEGORICAL_DRAWS",
+    "CATEGORICAL_TUNE",
     "DEMO_SCHEMES",
     "DEMO_STATISTICS",
     "FINE_BINARY_RULES",

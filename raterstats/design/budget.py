@@ -222,6 +222,27 @@ def unit_costs(
     return {g: costs[g] for g in designs}
 
 
+def tau_and_recovery(true: np.ndarray, est: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Kendall's tau-b of each row of ``est`` with the same row of ``true`` (rows: e.g.
+    dimensions; columns: systems), from the signs of all pairs at once (a few systems: sign
+    matrices beat sorting), and whether every pair is ordered as in the truth (a tie is not
+    recovered). A row that ties every system orders no pair: tau 0 (tau-b is undefined).
+
+    Examples
+    --------
+    >>> tau, rec = tau_and_recovery(np.array([[1.0, 2, 3], [1, 2, 3]]),
+    ...                             np.array([[1.0, 2, 3], [3, 1, 1]]))
+    >>> tau.round(3).tolist(), rec.tolist()
+    ([1.0, -0.816], [True, False])
+    """
+    order_true = np.sign(true[:, :, None] - true[:, None, :])
+    order_est = np.sign(est[:, :, None] - est[:, None, :])
+    concordance = (order_true * order_est).sum(axis=(1, 2))
+    scale = np.sqrt((order_true**2).sum(axis=(1, 2)) * (order_est**2).sum(axis=(1, 2)))
+    tau = np.divide(concordance, scale, out=np.zeros(len(true)), where=scale > 0)
+    return tau, (order_true == order_est).all(axis=(1, 2))
+
+
 def simulate_ranking_task(task: dict[str, Any]) -> tuple[int, np.ndarray, np.ndarray]:
     """One projection task of :func:`annotation_budget`: for every posterior draw given,
     simulate a study with ``r`` raters per answer and ``k`` sentences and compare its
@@ -258,8 +279,6 @@ def simulate_ranking_task(task: dict[str, Any]) -> tuple[int, np.ndarray, np.nda
     >>> tid, rec.tolist(), tau.tolist()
     (7, [[1.0]], [[1.0]])
     """
-    from raterstats.agreement.kernels import kendall_tau_b as tau_kernel
-
     rng = np.random.default_rng(task["seed"])
     eta = task["eta"]  # S, item, dim
     lam, sev = task["lam"], task["sev"]  # S, rater, dim
@@ -292,14 +311,7 @@ def simulate_ranking_task(task: dict[str, Any]) -> tuple[int, np.ndarray, np.nda
         y = levels[(u > cum).sum(-1)]
         item_score = y.mean(axis=(1, 2))  # item, dim
         est = item_score.T @ onehot  # dim, system
-        for d in range(n_d):
-            t, _ = tau_kernel(true[s, d], est[d])
-            # a study that ties every system orders no pair: tau 0 (tau-b is undefined)
-            taus[s, d] = t if np.isfinite(t) else 0.0
-            # recovered: every pair ordered as in the truth (a tie is not recovered)
-            order_true = np.sign(true[s, d][:, None] - true[s, d][None, :])
-            order_est = np.sign(est[d][:, None] - est[d][None, :])
-            rec[s, d] = float(np.array_equal(order_true, order_est))
+        taus[s], rec[s] = tau_and_recovery(true[s], est)
     return task["id"], rec, taus
 
 
@@ -709,4 +721,5 @@ __all__ = [
     "reliability_projection",
     "run_tasks",
     "simulate_ranking_task",
+    "tau_and_recovery",
 ]

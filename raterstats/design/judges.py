@@ -84,10 +84,15 @@ def judge_agreement(
     return pl.DataFrame(rows)
 
 
-def judge_vs_experts(dt: xr.DataTree, *, ci_prob: float | None = None) -> pl.DataFrame:
+def judge_vs_experts(
+    dt: xr.DataTree, *, ci_prob: float | None = None, raters: xr.Dataset | None = None
+) -> pl.DataFrame:
     """The judge's severity and discrimination (reliability) from the ordinal rater
     model next to each expert's, per dimension x design, with the judge's rank among all
     raters on discrimination (1 = most discriminating).
+
+    ``raters``: the fit's :func:`~raterstats.models.ordinal.rater_table` at ``ci_prob``
+    when the caller has it already (computed here otherwise).
 
     Examples
     --------
@@ -102,7 +107,7 @@ def judge_vs_experts(dt: xr.DataTree, *, ci_prob: float | None = None) -> pl.Dat
     from raterstats.models.ordinal import rater_table
 
     check_ordinal_fit(dt, "judge_vs_experts")
-    rt = rater_table(dt, ci_prob=ci_prob)
+    rt = rater_table(dt, ci_prob=ci_prob) if raters is None else raters
     cols = ["is_human", "severity", "severity_low", "severity_high", "discrimination",
             "discrimination_low", "discrimination_high", "infit"]  # fmt: skip
     frame = pl.from_pandas(rt[cols].to_dataframe().reset_index())

@@ -199,3 +199,20 @@ def test_kernels_name_the_layout_source_they_were_compiled_with():
         "raterstats/models/ordinal/kernels.py to its new SHA-256 (this also invalidates "
         "numba's cached kernels)"
     )
+
+
+@pytest.mark.parametrize("link", ["logit", "probit"])
+def test_rating_moments_equal_the_moments_of_the_category_probabilities(link):
+    """issue 22: the rater table's expected rating and variance come from the cumulative
+    probabilities; they equal the moments of the category probabilities."""
+    from raterstats.models.ordinal.reference import category_probs, rating_moments
+
+    rng = np.random.default_rng(4)
+    lp = rng.normal(0, 2, (3, 5, 40))
+    cuts = np.sort(rng.normal(0, 2, (3, 5, 40, 4)), axis=-1)
+    values = np.array([1.0, 2.0, 3.0, 4.5, 5.0])
+    probs = category_probs(lp, cuts, link)
+    mean, var = rating_moments(lp, cuts, link, values)
+    np.testing.assert_allclose(mean, probs @ values, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(var, probs @ values**2 - (probs @ values) ** 2, atol=1e-10)
+    assert (var > 0).all()

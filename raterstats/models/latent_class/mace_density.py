@@ -136,33 +136,39 @@ def mace_density(
         lp = mace_entry(x, ints, floats, g)
         return float(lp), g
 
-    def expand(x: np.ndarray) -> dict[str, np.ndarray]:
+    def expand_draws(xs: np.ndarray) -> dict[str, np.ndarray]:
+        """The reported variables of many draws ``(n, ndim)`` at once (leading axis n)."""
+        n = xs.shape[0]
         out: dict[str, np.ndarray] = {}
         if hier:
-            beta = x[: D * G].reshape(D, G)
-            s_u = np.exp(x[D * G])
-            z_u = x[D * G + 1 : D * G + 1 + n_rb]
-            u = basis_r @ (z_u if centred else s_u * z_u)
-            eta = beta[None] + u[:, None, None]
+            beta = xs[:, : D * G].reshape(n, D, G)
+            s_u = np.exp(xs[:, D * G])
+            z_u = xs[:, D * G + 1 : D * G + 1 + n_rb]
+            u = (z_u if centred else s_u[:, None] * z_u) @ basis_r.T
+            eta = beta[:, None] + u[:, :, None, None]
             out["competence_cell_mean"] = beta
-            out["rater_sd"] = np.asarray(s_u)
+            out["rater_sd"] = s_u
             out["rater_effect_basis" if centred else "rater_z"] = z_u
             out["rater_effect"] = u
             if has_v:
-                s_v = np.exp(x[D * G + 1 + n_rb])
-                z_v = x[D * G + 2 + n_rb : n_head].reshape(n_rb, n_cb)
-                v = (basis_r @ (z_v if centred else s_v * z_v) @ basis_c.T).reshape(R, D, G)
+                s_v = np.exp(xs[:, D * G + 1 + n_rb])
+                z_v = xs[:, D * G + 2 + n_rb : n_head].reshape(n, n_rb, n_cb)
+                w = z_v if centred else s_v[:, None, None] * z_v
+                v = np.einsum("ra,nab,cb->nrc", basis_r, w, basis_c).reshape(n, R, D, G)
                 eta = eta + v
-                out["cell_sd"] = np.asarray(s_v)
+                out["cell_sd"] = s_v
                 out["cell_effect_basis" if centred else "cell_z"] = z_v
                 out["cell_effect"] = v
             out.update(decomposition(beta))
             out["competence"] = expit(eta)
         else:
-            out["competence"] = arcsine_to_unit(x[:C]).reshape(R, D, G)
-        out["spam"] = unpack_rows(x[n_head : n_head + n_spam], rows, K).reshape(R, D, K)
-        out["prevalence"] = unpack_rows(x[n_head + n_spam :], n_cat, K)
+            out["competence"] = arcsine_to_unit(xs[:, :C]).reshape(n, R, D, G)
+        out["spam"] = unpack_rows(xs[:, n_head : n_head + n_spam], rows, K).reshape(n, R, D, K)
+        out["prevalence"] = unpack_rows(xs[:, n_head + n_spam :], n_cat, K)
         return out
+
+    def expand(x: np.ndarray) -> dict[str, np.ndarray]:
+        return {k: v[0] for k, v in expand_draws(np.asarray(x, float)[None]).items()}
 
     st = majority_vote_stats(data)
     comp0 = np.clip(st["agreement"], 0.3, 0.95).reshape(R, D, G)
@@ -218,6 +224,7 @@ def mace_density(
         ndim=ndim,
         logp_grad=logp_grad,
         expand=expand,
+        expand_draws=expand_draws,
         c_logp=mace_logp_cb,
         c_data=callback_buffer(ints, floats),
         var_shapes={k: tuple(np.shape(v)) for k, v in probe.items()},

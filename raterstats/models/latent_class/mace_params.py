@@ -85,8 +85,9 @@ def arcsine_beta_logp_pt(u: Any, a: float, b: float) -> tuple[Any, Any, Any]:
 
 
 def decomposition(beta: Any, D: int | None = None, G: int | None = None) -> dict[str, Any]:
-    """Sum-to-zero decomposition of the logit cell means ``beta (D, G)``:
-    ``mu + alpha_d + gamma_g + (alpha gamma)_dg`` (NumPy arrays or PyTensor tensors).
+    """Sum-to-zero decomposition of the logit cell means ``beta (..., D, G)``:
+    ``mu + alpha_d + gamma_g + (alpha gamma)_dg`` (NumPy arrays or PyTensor tensors;
+    leading axes are draws).
 
     Examples
     --------
@@ -95,17 +96,19 @@ def decomposition(beta: Any, D: int | None = None, G: int | None = None) -> dict
     (3.0, [-1.0, 1.0])
     """
     if D is None or G is None:
-        D, G = beta.shape
-    mu = beta.mean()
-    alpha = beta.mean(axis=1) - mu
-    gamma = beta.mean(axis=0) - mu
+        D, G = beta.shape[-2:]
+    mu = beta.mean(axis=(-2, -1))
+    alpha = beta.mean(axis=-1) - mu[..., None]
+    gamma = beta.mean(axis=-2) - mu[..., None]
     out = {"competence_mu": mu}
     if D > 1:
         out["dimension_effect"] = alpha
     if G > 1:
         out["design_effect"] = gamma
     if D > 1 and G > 1:
-        out["dimension_design_effect"] = beta - mu - alpha[:, None] - gamma[None, :]
+        out["dimension_design_effect"] = (
+            beta - mu[..., None, None] - alpha[..., :, None] - gamma[..., None, :]
+        )
     return out
 
 

@@ -481,17 +481,31 @@ def pack_rows(p: np.ndarray, n_cat_rows: np.ndarray) -> np.ndarray:
 
 
 def unpack_rows(x: np.ndarray, n_cat_rows: np.ndarray, K: int) -> np.ndarray:
-    """Inverse of :func:`pack_rows`: padded ``(n, K)`` probability rows."""
-    out = np.zeros((n_cat_rows.size, K))
-    pos = 0
+    """Inverse of :func:`pack_rows`: padded ``(n, K)`` probability rows; ``x`` may have
+    leading axes (many draws at once: ``(..., m)`` gives ``(..., n, K)``).
+
+    Examples
+    --------
+    >>> x = np.zeros((2, 3))  # two draws of rows with 2 and 3 categories
+    >>> unpack_rows(x, np.array([2, 3]), 3).round(3).tolist()[0]
+    [[0.5, 0.5, 0.0], [0.333, 0.333, 0.333]]
+    """
+    x = np.asarray(x, float)
+    lead = x.shape[:-1]
+    out = np.zeros((*lead, n_cat_rows.size, K))
     ks = np.unique(n_cat_rows)
     if ks.size == 1:
         k = int(ks[0])
-        out[:, :k] = simplex_backward_np(x[: n_cat_rows.size * (k - 1)].reshape(-1, k - 1))
+        out[..., :k] = simplex_backward_np(
+            x[..., : n_cat_rows.size * (k - 1)].reshape(*lead, n_cat_rows.size, k - 1)
+        )
         return out
-    for i, k in enumerate(n_cat_rows):
-        out[i, :k] = simplex_backward_np(x[pos : pos + k - 1])
-        pos += k - 1
+    starts = np.concatenate([[0], np.cumsum(n_cat_rows - 1)])
+    for k in ks:
+        k = int(k)
+        rows = np.flatnonzero(n_cat_rows == k)
+        cols = starts[rows][:, None] + np.arange(k - 1)
+        out[..., rows, :k] = simplex_backward_np(x[..., cols])
     return out
 
 

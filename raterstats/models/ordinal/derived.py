@@ -20,7 +20,12 @@ from raterstats.defaults import resolve_ci_prob
 from raterstats.intervals import eti
 from raterstats.models.base import Model, is_fit_of
 from raterstats.models.ordinal.data import data_from_constants
-from raterstats.models.ordinal.reference import category_probs, draw_chunks, lp_and_cuts
+from raterstats.models.ordinal.reference import (
+    category_probs,
+    draw_chunks,
+    lp_and_cuts,
+    rating_moments,
+)
 
 
 def check_fit(dt: xr.DataTree) -> tuple[xr.Dataset, xr.Dataset]:
@@ -308,9 +313,7 @@ def rater_table(
     n_used = 0
     for _, part in draw_chunks(thin):
         lp, cuts = lp_and_cuts(part, data)
-        probs = category_probs(lp, cuts, link)
-        ey = probs @ values
-        vy = probs @ values**2 - ey**2
+        ey, vy = rating_moments(lp, cuts, link, values)
         res2 = (y - ey) ** 2
         m = lp.shape[0] * lp.shape[1]
         sq += np.bincount(cell, weights=res2.reshape(m, -1).sum(0), minlength=sq.size)

@@ -177,6 +177,27 @@ def category_probs(lp: np.ndarray, cuts: np.ndarray, link: str) -> np.ndarray:
     return np.diff(cum, axis=-1)
 
 
+def rating_moments(
+    lp: np.ndarray, cuts: np.ndarray, link: str, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance of the rating's value ``values[y]`` given the linear predictor
+    (the moments of :func:`category_probs` without forming the probabilities: with
+    ``F_k = P(y <= k)``, ``E[v] = v_K - sum_k (v_{k+1} - v_k) F_k``, and the same for
+    ``v**2``).
+
+    Examples
+    --------
+    >>> m, v = rating_moments(np.array([0.0]), np.array([[0.0]]), "logit", np.array([1.0, 2.0]))
+    >>> m.tolist(), v.tolist()
+    ([1.5], [0.25])
+    """
+    values = np.asarray(values, float)
+    cum = cdf(link)(cuts - lp[..., None])
+    mean = values[-1] - cum @ np.diff(values)
+    second = values[-1] ** 2 - cum @ np.diff(values**2)
+    return mean, second - mean**2
+
+
 def rating_log_likelihood(post: xr.Dataset, data: OrdinalData, link: str) -> np.ndarray:
     """Log-likelihood of every rating for every draw, shape (chain, draw, rating)."""
     lp, cuts = lp_and_cuts(post, data)
@@ -420,5 +441,6 @@ __all__ = [
     "log_density",
     "lp_and_cuts",
     "rating_log_likelihood",
+    "rating_moments",
     "summed_log_likelihood",
 ]
