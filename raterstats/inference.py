@@ -591,6 +591,9 @@ def map_density(
     it to 0. ``posterior.attrs["map_scale"]`` says so. When ``density.map_form`` is set the
     mode is that of the density it returns (``posterior.attrs["map_form"]``). A run that
     does not converge warns (as the PyMC MAP does) and records ``converged = False``.
+    ``posterior.attrs`` also hold the optimiser's ``iterations``, its
+    ``gradient_evaluations`` (log density + gradient calls) and ``gradient_max_abs``, the
+    largest absolute gradient component at the returned point (the optimality check).
 
     Examples
     --------
@@ -625,6 +628,7 @@ def map_density(
     )
     seconds = time.perf_counter() - t0
     lp = -float(res.fun)
+    grad_max = float(np.max(np.abs(res.jac))) if np.size(res.jac) else 0.0
     values = {
         k: np.asarray(v, float).reshape(1, 1, *density.var_shapes[k])
         for k, v in density.expand(np.asarray(res.x, float)).items()
@@ -643,6 +647,8 @@ def map_density(
             "map_form": form,
             "optimiser": "L-BFGS-B",
             "iterations": int(res.nit),
+            "gradient_evaluations": int(res.nfev),
+            "gradient_max_abs": grad_max,
             "sampling_time": seconds,
         }
     )

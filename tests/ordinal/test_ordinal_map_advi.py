@@ -19,7 +19,7 @@ from value_vars import VALUE_VARS  # tests/ordinal/value_vars.py
 from raterstats import rank_systems
 from raterstats.design import compare_designs
 from raterstats.health import assess_fit, fit_health
-from raterstats.inference import Density
+from raterstats.inference import Density, map_density
 from raterstats.inference_vi import advi_density
 from raterstats.models.ordinal import (
     BLOCKS,
@@ -100,6 +100,35 @@ def test_map_equals_the_mode_of_the_pymc_graph(tiny, map_fit):
         step = rng.normal(0, 1, x_star.size)
         step *= 0.01 / np.linalg.norm(step)
         assert float(logp(_pymc_point(model, x_star + step))) < at_mode
+
+
+def test_a_converged_map_passes_the_optimality_check(map_fit):
+    """issue 22: a MAP that says it converged stopped where the gradient is small, and says
+    how many log density + gradient evaluations it took (a count that does not depend on
+    the machine's load, unlike its seconds)."""
+    post = map_fit["posterior"]
+    assert bool(map_fit["sample_stats"]["converged"].item())
+    # L-BFGS stops at a relative decrease of 1e-9 per step: the gradient is small, not 0
+    # (test_map_equals_the_mode_of_the_pymc_graph checks the values at the tight mode)
+    assert post.attrs["gradient_max_abs"] < 0.1
+    assert 0 < post.attrs["iterations"] <= post.attrs["gradient_evaluations"]
+    assert map_fit.attrs["health_ok"] == 1
+
+
+def test_a_map_stopped_by_its_iteration_cap_warns_and_fails_its_health_check(tiny):
+    """issue 22: a MAP whose optimiser really stopped short (here at 5 iterations, not a
+    flag set by hand) warns, records converged = False, keeps its large gradient in the
+    attrs, and fails the health check that Model.fit stamps on a fit."""
+    mod = OrdinalRaters()
+    dens = mod.density(mod.prepare(tiny))
+    with pytest.warns(UserWarning, match="MAP optimisation did not converge"):
+        dt = map_density(dens, max_iter=5, random_seed=1)
+    assert not bool(dt["sample_stats"]["converged"].item())
+    assert dt["posterior"].attrs["iterations"] == 5
+    assert dt["posterior"].attrs["gradient_max_abs"] > 1.0
+    dt.attrs["method"] = "map"
+    health = assess_fit(dt)
+    assert not health.ok and "did not converge" in health.lines[0]
 
 
 def test_the_consumers_of_a_map_fit_work_and_say_it_is_a_point_estimate(map_fit):
