@@ -38,6 +38,7 @@ from raterstats.scales import (
 from raterstats.version import __version__
 
 if TYPE_CHECKING:
+    from raterstats.choice import ModelChoice, choose_model, fit
     from raterstats.design import (
         DesignOption,
         annotation_budget,
@@ -57,6 +58,9 @@ if TYPE_CHECKING:
 _LAZY = {
     "annotation_budget": "design",
     "cheapest_design": "design",
+    "choose_model": "choice",
+    "fit": "choice",
+    "ModelChoice": "choice",
     "combine_schemes": "design",
     "compare_design_kinds": "design",
     "compare_designs": "design",
@@ -98,6 +102,7 @@ __all__ = [
     "Exclusion",
     "IntervalScale",
     "LengthEffect",
+    "ModelChoice",
     "NominalScale",
     "OrdinalRaters",
     "OrdinalScale",
@@ -113,11 +118,13 @@ __all__ = [
     "analyze",
     "annotation_budget",
     "cheapest_design",
+    "choose_model",
     "combine_schemes",
     "compare_design_kinds",
     "compare_designs",
     "concat_ratings",
     "diagnose",
+    "fit",
     "fit_health",
     "gold_check",
     "item_labels",

@@ -71,6 +71,7 @@ LAYERS: dict[str, int] = {
     "raterstats.health": 6,
     "raterstats.posterior": 7,
     "raterstats.diagnostics": 7,
+    "raterstats.choice": 7,
     "raterstats.ranking": 7,
     "raterstats.ranking_concordance": 7,
     "raterstats.descriptive": 8,
