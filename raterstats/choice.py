@@ -115,31 +115,9 @@ class ModelChoice:
         )
 
     def lines(self) -> list[str]:
-        """The comparison in words, one line per candidate, then the choice."""
-        t = self.table
-        what = (
-            f"log predictive density of {int(t.attrs['n_scored']):,} held-out ratings "
-            f"({t.attrs['folds']} fold(s) of {100 * float(t.attrs['fraction']):g}%)"
-            if self.criterion == "heldout"
-            else f"PSIS-LOO over items ({int(t.attrs['n_scored']):,} ratings)"
-        )
-        out = [f"model choice by {what}:"]
-        for row in self.frame().iter_rows(named=True):
-            if not np.isfinite(row["elpd"]):
-                out.append(f"  {row['model']}: not compared ({row['note']})")
-                continue
-            diff = (
-                "best"
-                if row["rank"] == 0
-                else f"{row['elpd_diff']:+.1f} (se {row['se_diff']:.1f}) from the best"
-            )
-            note = f"; {row['note']}" if row["note"] else ""
-            out.append(
-                f"  {row['model']}: elpd {row['elpd']:.1f} (se {row['se']:.1f}), "
-                f"{row['per_rating']:.4f} per rating, {diff}{note}"
-            )
-        out.append(f"chosen: {self.chosen} ({RULE})")
-        return out
+        """The comparison in words, one line per candidate, then the choice
+        (:func:`choice_lines`)."""
+        return choice_lines(self.table)
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
@@ -157,6 +135,87 @@ class ModelChoice:
             str(m) for m in self.table["model"].values
         )
         return dt
+
+
+def choice_lines(table: xr.Dataset) -> list[str]:
+    """A model choice's comparison table (:attr:`ModelChoice.table`, or a fit's
+    ``model_choice`` group) in words: one line per candidate, then the choice.
+
+    Examples
+    --------
+    >>> t = xr.Dataset(
+    ...     {"elpd": ("model", [-10.0, -14.0]), "se": ("model", [2.0, 2.5]),
+    ...      "elpd_diff": ("model", [0.0, -4.0]), "se_diff": ("model", [0.0, 1.0]),
+    ...      "per_rating": ("model", [-0.5, -0.7]), "rank": ("model", [0, 1]),
+    ...      "note": ("model", ["", ""])},
+    ...     coords={"model": ["dawid_skene", "mace"]},
+    ...     attrs={"criterion": "heldout", "n_scored": 20, "folds": 1, "fraction": 0.1,
+    ...            "chosen": "dawid_skene"})
+    >>> print("\\n".join(choice_lines(t)[:3]))
+    model choice by log predictive density of 20 held-out ratings (1 fold(s) of 10%):
+      dawid_skene: elpd -10.0 (se 2.0), -0.5000 per rating, best
+      mace: elpd -14.0 (se 2.5), -0.7000 per rating, -4.0 (se 1.0) from the best
+    """
+    a = table.attrs
+    what = (
+        f"log predictive density of {int(a['n_scored']):,} held-out ratings "
+        f"({a['folds']} fold(s) of {100 * float(a['fraction']):g}%)"
+        if a["criterion"] == "heldout"
+        else f"PSIS-LOO over items ({int(a['n_scored']):,} ratings)"
+    )
+    out = [f"model choice by {what}:"]
+    for i, name in enumerate(table["model"].values):
+        row = {v: table[v].values[i] for v in ("elpd", "se", "elpd_diff", "se_diff")}
+        per, rank, note = (table[v].values[i] for v in ("per_rating", "rank", "note"))
+        if not np.isfinite(row["elpd"]):
+            out.append(f"  {name}: not compared ({note})")
+            continue
+        diff = (
+            "best"
+            if int(rank) == 0
+            else f"{row['elpd_diff']:+.1f} (se {row['se_diff']:.1f}) from the best"
+        )
+        extra = f"; {note}" if str(note) else ""
+        out.append(
+            f"  {name}: elpd {row['elpd']:.1f} (se {row['se']:.1f}), "
+            f"{float(per):.4f} per rating, {diff}{extra}"
+        )
+    out.append(f"chosen: {a['chosen']} ({RULE})")
+    return out
+
+
+class AutoModel:
+    """``model="auto"`` as a specification: :meth:`fit` compares the candidates
+    (:func:`choose_model`) and fits the chosen one (:func:`fit`). For the command line's
+    ``--model auto``; in Python call :func:`fit` or :func:`choose_model`.
+
+    Examples
+    --------
+    >>> AutoModel().name, "em" in AutoModel().methods
+    ('auto', True)
+    """
+
+    name = "auto"
+
+    def __init__(self, candidates: Sequence[Any] | None = None, *, criterion: str = "heldout"):
+        self.candidates = candidates
+        self.criterion = criterion
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """The fit methods every candidate has."""
+        models = list(_candidates(self.candidates).values())
+        return tuple(m for m in models[0].methods if all(m in o.methods for o in models))
+
+    def fit(self, ratings: Any, **fit_kwargs: Any) -> xr.DataTree:
+        """Choose and fit (:func:`fit` with ``model="auto"``; ``ratings`` must be
+        :class:`~raterstats.Ratings`, else a ``ValueError`` says so)."""
+        return fit(
+            ratings, "auto", candidates=self.candidates, criterion=self.criterion, **fit_kwargs
+        )
+
+    def __repr__(self) -> str:
+        return "auto"
 
 
 def _candidates(candidates: Sequence[Any] | None) -> dict[str, Model]:
@@ -545,7 +604,9 @@ __all__ = [
     "CRITERIA",
     "DEFAULT_CANDIDATES",
     "RULE",
+    "AutoModel",
     "ModelChoice",
+    "choice_lines",
     "choose_model",
     "fit",
     "heldout_folds",

@@ -250,10 +250,15 @@ def test_the_schema_covers_every_key_the_commands_read():
             ):
                 read.add((node.args[0].value, node.args[1].value))
     # model_spec(s, "<table>", ...) reads MODEL_SPEC_KEYS from the table it is given
-    spec_source = inspect.getsource(labels_command.model_spec)
+    # (with the functions it delegates to: the fit settings, and --model auto's checks)
     spec_reads = {
         node.args[1].value
-        for node in ast.walk(ast.parse(textwrap.dedent(spec_source)))
+        for function in (
+            labels_command.model_spec,
+            labels_command.settings_from_study,
+            labels_command.auto_spec,
+        )
+        for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(function))))
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "option"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import warnings
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -62,9 +62,12 @@ from raterstats.demo import CATEGORICAL_DRAWS, CATEGORICAL_TUNE, ORDINAL_DRAWS
 from raterstats.files import write_atomic
 from raterstats.formatting import visible_lines
 from raterstats.health import ConvergenceWarning, fit_health
-from raterstats.models import MACE, registered_models
+from raterstats.models import MACE, Model, registered_models
 from raterstats.ranking import rank_methods
 from raterstats.scales import SCORE_MAPS
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 #: the model ``raterstats fit`` fits when none is given
 DEFAULT_MODEL = MACE.name
@@ -77,12 +80,31 @@ def _listing(names: list[str], default: str) -> str:
 
 
 def model_names_help() -> str:
-    """The ``--model`` choices: every registered model with its command-line aliases."""
+    """The ``--model`` choices: every registered model with its command-line aliases, and
+    ``auto`` (chosen among the models of the true label on the ratings, without gold)."""
     names = [
         name + (f" ({', '.join(cls.cli_names)})" if cls.cli_names else "")
         for name, cls in sorted(registered_models().items())
     ]
-    return f"{', '.join(names)} (default {DEFAULT_MODEL})."
+    return (
+        f"{', '.join(names)}, or auto (the best of the true-label models by held-out "
+        f"ratings, no gold) (default {DEFAULT_MODEL})."
+    )
+
+
+def choice_report(dt: xr.DataTree) -> tuple[list[str], list[dict[str, Any]]] | None:
+    """A ``--model auto`` fit's comparison: its lines (escaped for the terminal) and its
+    rows (for ``--json``); ``None`` for a fit of a named model."""
+    from raterstats.choice import choice_lines
+
+    if "model_choice" not in dt.children:
+        return None
+    table = dt["model_choice"].to_dataset()
+    rows = [
+        {"model": str(m)} | {str(v): table[v].values[i].item() for v in table.data_vars}
+        for i, m in enumerate(table["model"].values)
+    ]
+    return [visible_lines(line) for line in choice_lines(table)], rows
 
 
 # ----------------------------------------------------------------------------- demo
@@ -382,7 +404,10 @@ def fit(
         s, "fit", model=asked, method=method, sampler=sampler, draws=draws, tune=tune,
         chains=chains, seed=seed, option=option, use_gold=use_gold, target_accept=target_accept,
     )  # fmt: skip
-    check_model_data(type(spec), s.comparisons, "fit")
+    if isinstance(spec, Model):
+        check_model_data(type(spec), s.comparisons, "fit")
+    elif s.comparisons is not None:
+        raise fail("fit: --model auto chooses among models of ratings, not comparisons", 2)
     ratings = load_comparisons(s) if s.comparisons is not None else load_ratings(s)
     with spinner(f"fitting {spec!r} ({settings['method']})") as say, warnings.catch_warnings():
         # the fit's health is printed below, line by line, instead of as a Python warning
@@ -404,9 +429,14 @@ def fit(
     gold = None if isinstance(ratings, Comparisons) else gold_report(dt, ratings)
     if gold is not None:
         info["gold_check"] = gold[1]
+    choice = choice_report(dt)
+    if choice is not None:
+        info["model_choice"] = choice[1]
     if as_json:
         typer.echo(json.dumps(info, indent=2, default=str))
     else:
+        if choice is not None:
+            typer.echo("\n".join(choice[0]))
         echo_fit(info, health, target)
         if gold is not None:
             echo_gold("fit", *gold)

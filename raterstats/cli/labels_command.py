@@ -32,7 +32,7 @@ from raterstats.cli.app import (
     output,
     spinner,
 )
-from raterstats.cli.commands import DEFAULT_MODEL, model_names_help
+from raterstats.cli.commands import DEFAULT_MODEL, choice_report, model_names_help
 from raterstats.cli.study import DataOptions, Study, data_command, load_ratings, parse_value
 from raterstats.cli.studyfile import check_choice, check_target_accept, fit_methods, parse_pairs
 from raterstats.defaults import CHAINS, DRAWS, METHOD, RANDOM_SEED, SAMPLER, TUNE
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     import polars as pl
     import xarray as xr
 
+    from raterstats.choice import AutoModel
     from raterstats.models import Model
     from raterstats.ratings import Ratings
 
@@ -204,15 +205,20 @@ def model_spec(
     use_gold: bool | None,
     labels: bool = False,
     target_accept: float | None = None,
-) -> tuple[Model, dict[str, Any]]:
+) -> tuple[Model | AutoModel, dict[str, Any]]:
     """The model and fit settings that a fitting command names (the command line, then the
     study file's ``[table]``, then the defaults), checked before any data are read: an
     unknown model or option, a method the model does not have, or (``labels``) a model
-    without item labels is a usage error (exit 2). Shared by ``fit`` and ``labels``."""
-    from raterstats.inference import SAMPLERS
+    without item labels is a usage error (exit 2). Shared by ``fit`` and ``labels``.
+    ``auto`` (:class:`raterstats.choice.AutoModel`) chooses among the models of the true
+    label on the ratings when fitted."""
     from raterstats.models import model_class
 
     name = str(s.option(table, "model", model, DEFAULT_MODEL))
+    if name.strip().lower() == "auto":
+        return auto_spec(s, table, method=method, sampler=sampler, draws=draws, tune=tune,
+                          chains=chains, seed=seed, option=option, use_gold=use_gold,
+                          target_accept=target_accept)  # fmt: skip
     try:
         cls = model_class(name)
     except ValueError as err:
@@ -230,8 +236,49 @@ def model_spec(
         spec = cls(**options)
     except (TypeError, ValueError) as err:
         raise fail(f"model {name}: {err}", 2) from None
+    return spec, settings_from_study(
+        s, table, cls.methods, method=method, sampler=sampler, draws=draws, tune=tune,
+        chains=chains, seed=seed, target_accept=target_accept,
+    )  # fmt: skip
+
+
+def auto_spec(
+    s: Study, table: str, *, option: list[str] | None, use_gold: bool | None, **given: Any
+) -> tuple[AutoModel, dict[str, Any]]:
+    """``--model auto``: the candidates of :func:`raterstats.choice.choose_model`, compared
+    on the ratings without gold; model options and ``--use-gold`` do not apply."""
+    from raterstats.choice import AutoModel
+
+    if option or s.option(table, "options", None, {}):
+        raise fail("--model auto compares the candidates at their defaults: --option does not "
+                   "apply (name a model to set its options)", 2)  # fmt: skip
+    if s.option(table, "use_gold", use_gold, None):
+        raise fail("--model auto chooses without gold: --use-gold does not apply (name a "
+                   "model to clamp its labels to gold)", 2)  # fmt: skip
+    spec = AutoModel()
+    return spec, settings_from_study(s, table, spec.methods, **given)
+
+
+def settings_from_study(
+    s: Study,
+    table: str,
+    methods: tuple[str, ...],
+    *,
+    method: str | None,
+    sampler: str | None,
+    draws: int | None,
+    tune: int | None,
+    chains: int | None,
+    seed: int | None,
+    target_accept: float | None,
+) -> dict[str, Any]:
+    """The fit settings of a fitting command (``method`` among ``methods``, sampler, draws,
+    tune, chains, seed, target acceptance): the command line, then the study file's
+    ``[table]``, then the defaults; a bad value is a usage error (exit 2)."""
+    from raterstats.inference import SAMPLERS
+
     settings: dict[str, Any] = {
-        "method": check_choice(s.option(table, "method", method, METHOD), cls.methods, "--method"),
+        "method": check_choice(s.option(table, "method", method, METHOD), methods, "--method"),
         "sampler": check_choice(
             s.option(table, "sampler", sampler, SAMPLER), SAMPLERS, "--sampler"
         ),
@@ -243,10 +290,10 @@ def model_spec(
     accept = s.option(table, "target_accept", target_accept, None)
     if accept is not None:
         settings["target_accept"] = check_target_accept(float(accept))
-    return spec, settings
+    return settings
 
 
-def _fit(spec: Model, ratings: Ratings, settings: dict[str, Any]) -> xr.DataTree:
+def _fit(spec: Model | AutoModel, ratings: Ratings, settings: dict[str, Any]) -> xr.DataTree:
     """Fit ``spec``: bad data exit 1 with every problem, bad settings exit 2."""
     from raterstats.models import ModelInputError
 
@@ -359,10 +406,15 @@ def labels(
     note = point_estimate_note(str(dt.attrs.get("method")))
     if note:
         typer.echo(f"labels: note: {note}", err=True)
+    choice = choice_report(dt)
     if as_json:
         info = {"file": str(target), "fit": fitted, **summary, "gold": gold[1] if gold else None}
+        if choice is not None:
+            info["model_choice"] = choice[1]
         typer.echo(json.dumps(info, indent=2, default=str))
         return
+    if choice is not None:
+        typer.echo("\n".join(choice[0]))
     typer.echo(
         f"labels: {summary['units']} units ({summary['items']} items x "
         f"{summary['dimensions']} dimension{'s' if summary['dimensions'] != 1 else ''}) "
