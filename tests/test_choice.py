@@ -178,3 +178,21 @@ def test_bad_candidates_are_named() -> None:
         "dawid_skene",
         "DawidSkene(pooling='one_coin')",
     }
+
+
+def test_the_analysis_reports_the_choice_beside_its_fit(tmp_path) -> None:
+    """analyze() compares the models of the true label before its categorical fit, says
+    whether the fitted model is the one preferred, and writes the table as CSV."""
+    out = tmp_path / "report"
+    rs.analyze(
+        _systematic(n_items=120, seed=8),
+        out,
+        options=rs.AnalyzeOptions(fit_settings={"mace": {"method": "em"}}),
+    )
+    text = (out / "report.md").read_text()
+    head = "## Which model of the true label describes these ratings?"
+    assert text.index(head) < text.index("## Categorical rater model: MACE")
+    section = text[text.index(head) : text.index("## Categorical rater model: MACE")]
+    assert "The held-out ratings prefer **dawid_skene** (by " in section
+    table = pl.read_csv(out / "model_choice.csv")
+    assert table["model"].to_list()[0] == "dawid_skene" and table["rank"].to_list()[0] == 0

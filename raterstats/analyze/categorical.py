@@ -13,6 +13,7 @@ from raterstats.analyze.fits import fit, how_fitted, model_ratings
 from raterstats.analyze.health import POINT_METHODS, banners, health_lines, ppc_lines
 from raterstats.analyze.tables import format_interval
 from raterstats.formatting import escape_markdown, markdown_table
+from raterstats.ratings import Ratings
 
 #: rater-quality summaries of the latent-class models, the first one present is shown
 QUALITY = ("competence", "accuracy")
@@ -155,10 +156,70 @@ def _one(ctx: Context, done: Fit, reading: str) -> list[str]:
     ]
 
 
+def _choice(ctx: Context, ratings: Ratings, reading: str) -> list[str]:
+    """The gold-free comparison of the models of the true label on these ratings
+    (:func:`raterstats.choose_model`, held-out ratings by EM), and whether the model the
+    report fits is the one it prefers."""
+    from raterstats.choice import RULE, choose_model
+
+    try:
+        choice = choose_model(ratings, random_seed=ctx.seed)
+    except ValueError as err:
+        return [
+            "## Which model of the true label describes these ratings?",
+            "",
+            f"Not compared: {escape_markdown(str(err))}",
+            "",
+        ]
+    frame = choice.frame()
+    ctx.folder.csv(frame, "model_choice.csv")
+    t = choice.table
+    tab = frame.select(
+        "model",
+        pl.col("per_rating").round(4).alias("log score per held-out rating"),
+        pl.col("elpd").round(1).alias("elpd"),
+        pl.format("{} (se {})", pl.col("elpd_diff").round(1), pl.col("se_diff").round(1)).alias(
+            "difference to the best"
+        ),
+        "note",
+    )
+    fitted = [cls.name for cls in ctx.models["categorical"]]
+    best = choice.chosen
+    if best in fitted:
+        verdict = f"The model fitted below, {escape_markdown(best)}, is the one preferred."
+    else:
+        gap = -float(t["elpd_diff"].sel(model=fitted[0])) if fitted[0] in t["model"] else None
+        verdict = (
+            f"The held-out ratings prefer **{escape_markdown(best)}**"
+            + (
+                f" (by {gap:.1f} in log score over {escape_markdown(fitted[0])}, se "
+                f"{float(t['se_diff'].sel(model=fitted[0])):.1f})"
+                if gap is not None
+                else ""
+            )
+            + f" to the model fitted below ({escape_markdown(', '.join(fitted))}); fit it "
+            f"with `raterstats fit --model {escape_markdown(best)}` (or `--model auto`), or "
+            f"name it in the analysis options (`models`)."
+        )
+    return [
+        "## Which model of the true label describes these ratings?",
+        "",
+        f"Each candidate fitted by EM to {escape_markdown(reading)} without about "
+        f"{100 * float(t.attrs['fraction']):g}% of the ratings ({t.attrs['folds']} disjoint "
+        f"held-out sets, {int(t.attrs['n_scored']):,} ratings in all) and scored by the "
+        "log-probability of each held-out rating given the other ratings of its unit; no "
+        f"gold label is used. Rule: {RULE}. {verdict} Every figure in `model_choice.csv`.",
+        "",
+        markdown_table(tab),
+        "",
+    ]
+
+
 def categorical_section(ctx: Context) -> list[str]:
-    """Fit each planned categorical model and lay out its results (``<model>_*.csv``)."""
+    """Compare the models of the true label on the ratings (held out, no gold), then fit
+    each planned categorical model and lay out its results (``<model>_*.csv``)."""
     ratings, reading = model_ratings(ctx, "categorical")
-    lines: list[str] = []
+    lines: list[str] = _choice(ctx, ratings, reading)
     for cls in ctx.models["categorical"]:
         label = cls.__name__ + (f" ({reading})" if reading != "the ratings as they are" else "")
         lines += _one(ctx, fit(ctx, cls, ratings, label), reading)
