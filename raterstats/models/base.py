@@ -343,9 +343,7 @@ class Model:
         the EM start of the chains is computed, which only the compiled density uses)."""
         return False
 
-    def learn_priors(
-        self, data: Any, *, random_seed: int, em_options: Mapping[str, Any]
-    ) -> Self:
+    def learn_priors(self, data: Any, *, random_seed: int, em_options: Mapping[str, Any]) -> Self:
         """Empirical Bayes: a new model whose data-dependent priors are learnt from the
         prepared data and fixed (default: ``self``, the model has none). :meth:`fit` uses
         the model returned for everything (EM, NUTS start and density, Gibbs) and records
@@ -353,6 +351,11 @@ class Model:
         ``em_options``: the ``fit(method="em")`` options (restarts, tolerance...), empty for
         the other methods."""
         return self
+
+    def start_groups(self, data: Any, start: Mapping[str, np.ndarray]) -> dict[str, xr.Dataset]:
+        """Groups stored with a fit whose chains started at ``start`` (:meth:`nuts_start`),
+        for checks of the fit against it (default: none)."""
+        return {}
 
     def nuts_start(self, data: Any, random_seed: int) -> dict[str, np.ndarray] | None:
         """A point estimate to start NUTS chains from (``fit(init="em")``; default: None,
@@ -589,6 +592,9 @@ class Model:
                 **method_options,
             )
             dt["posterior"].attrs["init"] = "em" if start is not None else "default"
+            if start is not None:
+                for name, ds in self.start_groups(data, start).items():
+                    dt[name] = xr.DataTree(ds)
         else:
             model = self.build_model(data)
             dt = run_inference(

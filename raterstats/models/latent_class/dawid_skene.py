@@ -72,7 +72,10 @@ else:
 
 POOLINGS = ("unpooled", "pooled", "partial", "one_coin")
 #: the values of ``DawidSkene(confusion_prior=...)``
-CONFUSION_PRIORS = ("auto", "empirical_bayes", "fixed")
+CONFUSION_PRIORS = ("auto", "empirical_bayes", "empirical_bayes_scale", "fixed")
+#: what ``confusion_prior="auto"`` means for unpooled Dawid-Skene with the default
+#: ``priors["confusion"]``: chosen by ``benchmarks/hard_crowds.py`` (see the card)
+AUTO_CONFUSION_PRIOR = "fixed"
 
 #: ``pooling="partial"``, ``centred=None``: an error logit is sampled centred where the
 #: data's information about it is at least this many times the prior's precision
@@ -314,9 +317,16 @@ class DawidSkene(LatentClassModel):
         o = self._options
         if o["pooling"] != "unpooled" or o["confusion_concentration"] is not None:
             return False
-        if o["confusion_prior"] == "auto":
-            return self._priors["confusion"] == self.default_priors["confusion"]
-        return bool(o["confusion_prior"] == "empirical_bayes")
+        return self.confusion_prior_mode() != "fixed"
+
+    def confusion_prior_mode(self) -> str:
+        """``confusion_prior`` resolved: ``"auto"`` is :data:`AUTO_CONFUSION_PRIOR` with the
+        default ``priors["confusion"]`` and ``"fixed"`` with a prior given."""
+        mode = str(self._options["confusion_prior"])
+        if mode != "auto":
+            return mode
+        default = self._priors["confusion"] == self.default_priors["confusion"]
+        return AUTO_CONFUSION_PRIOR if default else "fixed"
 
     def rater_prior_counts(self, data: LatentClassData, n_cells: int) -> np.ndarray:
         """``(n_cells, K, K)`` the per-rater pseudo-counts of ``rater_prior`` (zeros for the
@@ -720,10 +730,10 @@ class DawidSkene(LatentClassModel):
             return self
         em = self.fit_em(data, random_seed=random_seed, progress=False, **em_options)
         conc = json.loads(em["sample_stats"].attrs["confusion_concentration"])
-        learnt = self.with_options(confusion_prior="empirical_bayes", confusion_concentration=conc)
+        learnt = self.with_options(confusion_concentration=conc)
         key = (random_seed, keyword_defaults(self.fit_em) | dict(em_options))
         learnt._em_cache = (data, key, em)
         return learnt
 
 
-__all__ = ["POOLINGS", "DawidSkene"]
+__all__ = ["AUTO_CONFUSION_PRIOR", "CONFUSION_PRIORS", "POOLINGS", "DawidSkene", "keyword_defaults"]
