@@ -75,7 +75,7 @@ POOLINGS = ("unpooled", "pooled", "partial", "one_coin")
 CONFUSION_PRIORS = ("auto", "empirical_bayes", "empirical_bayes_scale", "fixed")
 #: what ``confusion_prior="auto"`` means for unpooled Dawid-Skene with the default
 #: ``priors["confusion"]``: chosen by ``benchmarks/hard_crowds.py`` (see the card)
-AUTO_CONFUSION_PRIOR = "fixed"
+AUTO_CONFUSION_PRIOR = "empirical_bayes_scale"
 
 #: ``pooling="partial"``, ``centred=None``: an error logit is sampled centred where the
 #: data's information about it is at least this many times the prior's precision
