@@ -6,9 +6,14 @@ Generative story (one latent true label per unit: item, segment, dimension)::
     T_u ~ Categorical(pi_d)                       pi_d ~ Dirichlet(3)
     A_uj | T_u = t ~ Categorical(beta_c[t, :])    c = (rater j, dimension d, design g)
 
-* ``pooling="unpooled"``: ``beta_c[t, :] ~ Dirichlet(alpha_t)`` with extra mass on the
-  diagonal: ``alpha_tt = 2.5 K``, ``alpha_ta = 1`` (the Stan User's Guide's prior, also
-  the R package rater's in its early versions), and ``pi_d ~ Dirichlet(3)``;
+* ``pooling="unpooled"``: ``beta_c[t, :] ~ Dirichlet(s_dg m_t)``, ``m_t`` the mean row of
+  the Stan User's Guide's prior (``alpha_tt = 2.5 K``, ``alpha_ta = 1``, also the R
+  package rater's in its early versions) and, by default (``confusion_prior="auto"``),
+  the concentration ``s_dg`` of each dimension x design learnt from the ratings
+  (empirical Bayes with the hyperprior ``log s ~ N(log(3.5 K - 1), 1)``,
+  :mod:`~raterstats.models.latent_class.dawid_skene_eb`; ``"fixed"``: ``s = 3.5 K - 1``,
+  the Stan prior itself; ``"empirical_bayes"``: the mean rows learnt too), and
+  ``pi_d ~ Dirichlet(3)``;
 * ``"pooled"``: one confusion matrix per dimension x design shared by all raters;
 * ``"partial"`` (Paun et al. 2018, HierD&S): ``beta_c[t, :] = softmax(omega_c[t, :])``
   over the off-diagonal logits (the diagonal logit is the reference 0),
@@ -125,15 +130,18 @@ class DawidSkene(LatentClassModel):
         ``pooling="partial"``: one spread of the raters' error logits per dimension
         (default) or one per dimension and kind of error (Paun et al.'s form; needs many
         ratings of every kind of error, see the card).
-    confusion_prior : {"auto", "empirical_bayes", "fixed"}
-        ``pooling="unpooled"``: ``"empirical_bayes"`` learns the Dirichlet rows of the
-        confusion prior from the ratings (per dimension x design, a mean row per true class
-        and one concentration shared by the rows, :mod:`~raterstats.models.latent_class.
-        dawid_skene_eb`; no gold) and fixes them for the fit, EM and NUTS alike; ``"fixed"``
-        uses ``priors["confusion"]`` as given. ``"auto"`` (default): empirical Bayes unless
+    confusion_prior : {"auto", "empirical_bayes_scale", "empirical_bayes", "fixed"}
+        ``pooling="unpooled"``: how the Dirichlet rows of the confusion prior are set.
+        ``"empirical_bayes_scale"`` learns their concentration from the ratings (one per
+        dimension x design, shared by the rows; the mean rows stay those of
+        ``priors["confusion"]``), ``"empirical_bayes"`` the mean rows too (kept
+        diagonal-dominant), both without gold (:mod:`~raterstats.models.latent_class.
+        dawid_skene_eb`), and the fit uses the learnt rows throughout (EM, NUTS, Gibbs, MAP,
+        ADVI); ``"fixed"`` uses ``priors["confusion"]`` as given. ``"auto"`` (default):
+        :data:`AUTO_CONFUSION_PRIOR` (``"empirical_bayes_scale"``, chosen by measurements on
+        simulated crowds, ``benchmarks/hard_crowds.py`` and the card), ``"fixed"`` when
         ``priors`` overrides ``confusion``. Other poolings have their own priors (partial
-        pooling learns its population from the ratings already). Chosen by measurements on
-        simulated crowds, see the card.
+        pooling learns its population from the ratings already).
     confusion_concentration : array-like, optional
         ``(dimension, design, K, K)`` Dirichlet concentrations of the confusion rows
         (unpooled), replacing ``priors["confusion"]``: what empirical Bayes learnt (a fit
@@ -693,6 +701,8 @@ class DawidSkene(LatentClassModel):
             res = empirical_bayes_em(
                 self, data, res, rng=rng, tol=tol, variational=variational, max_iter=max_iter
             )
+            # the alternation continues the kept restart's run: its iterations count there
+            runs[best] = res
         K = data.K
         cdims = self.cells(data)[3]
         dims = {

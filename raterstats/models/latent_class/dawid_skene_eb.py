@@ -40,6 +40,10 @@ EB_MAX_UPDATES = 100
 #: EM iterations between two updates of the prior
 EB_INNER_ITER = 20
 
+#: the hyperprior of the learnt concentration: log s ~ Normal(log s_fixed, SCALE_PRIOR_SD),
+#: s_fixed the row total of the fixed prior it starts from (3.5 K - 1 for the default)
+SCALE_PRIOR_SD = 1.0
+
 #: bounds of the learnt concentration ``s`` (sum of a row's Dirichlet parameters): from
 #: nearly no pooling (close to maximum likelihood) to nearly complete pooling
 CONCENTRATION_BOUNDS = (0.05, 1.0e4)
@@ -83,6 +87,7 @@ def fit_concentration(
     max_iter: int = 200,
     tol: float = 1e-7,
     learn_mean: bool = True,
+    scale_prior: tuple[float, float] | None = None,
 ) -> tuple[float, np.ndarray]:
     """Type-II maximum likelihood ``(s, m)`` of the rows ``Dirichlet(s m_t)`` given confusion
     counts ``(n_cells, k, k)``, by Minka's (2000) iterations from ``(s0, m0)``: each
@@ -94,6 +99,8 @@ def fit_concentration(
     ``bounds``; rows of a true class no cell has counts for keep their start; iterations
     stop when no ``a_ta`` moves by more than ``tol`` relative to ``s``.
     ``learn_mean=False``: only ``s`` is learnt, the mean rows stay ``m0``.
+    ``scale_prior=(s_ref, sd)``: a hyperprior ``log s ~ Normal(log s_ref, sd)`` (the
+    estimate is then the posterior mode of ``s``: MAP-II).
 
     Examples
     --------
@@ -126,6 +133,9 @@ def fit_concentration(
         curv = (
             s * s * (np.sum(m * m * tri) - np.sum(polygamma(1, n_row + s) - polygamma(1, s))) + grad
         )
+        if scale_prior is not None:
+            grad -= (np.log(s) - np.log(scale_prior[0])) / scale_prior[1] ** 2
+            curv -= 1.0 / scale_prior[1] ** 2
         if curv < 0:
             s_new = float(np.clip(s * np.exp(np.clip(-grad / curv, -2.0, 2.0)), *bounds))
         else:
@@ -184,11 +194,15 @@ def empirical_bayes_update(
     group_k: np.ndarray,
     *,
     learn_mean: bool = True,
+    scale_ref: np.ndarray | None = None,
+    scale_sd: float = SCALE_PRIOR_SD,
 ) -> dict[str, np.ndarray]:
     """One empirical-Bayes step of every group of cells (dimension x design): ``s`` and
     ``m`` refitted to the expected counts ``(n_cells, K, K)`` of its cells, from the
     current ``state`` (``{"s": (n_groups,), "m": (n_groups, K, K)}``; returns a new one).
-    ``group_k`` is each group's number of categories (the rest of ``K`` is padding)."""
+    ``group_k`` is each group's number of categories (the rest of ``K`` is padding);
+    ``scale_ref`` (per group): the centre of the hyperprior ``log s ~ Normal(log scale_ref,
+    scale_sd)`` (None: none, type-II maximum likelihood)."""
     s = state["s"].copy()
     m = state["m"].copy()
     for g in range(s.size):
@@ -196,8 +210,9 @@ def empirical_bayes_update(
         sel = cell_group == g
         if not sel.any():
             continue
+        prior = None if scale_ref is None else (float(scale_ref[g]), scale_sd)
         s[g], m[g, :k, :k] = fit_concentration(
-            counts[sel][:, :k, :k], s[g], m[g, :k, :k], learn_mean=learn_mean
+            counts[sel][:, :k, :k], s[g], m[g, :k, :k], learn_mean=learn_mean, scale_prior=prior
         )
     return {"s": s, "m": m}
 
@@ -261,6 +276,7 @@ def empirical_bayes_em(
         "m": first / np.maximum(first.sum(axis=-1, keepdims=True), 1e-300),
     }
     learn_mean = model.confusion_prior_mode() != "empirical_bayes_scale"
+    scale_ref = state["s"].copy()
     valid = np.zeros((n_groups, K, K), dtype=bool)
     for g in range(n_groups):
         valid[g, : group_k[g], : group_k[g]] = True
@@ -280,7 +296,9 @@ def empirical_bayes_em(
     n_updates = 0
     for n_updates in range(1, max_updates + 1):  # noqa: B007 - reported after the loop
         counts = cell_counts(run["state"]["M"], lay, NC, K)
-        new = empirical_bayes_update(counts, state, cell_group, group_k, learn_mean=learn_mean)
+        new = empirical_bayes_update(
+            counts, state, cell_group, group_k, learn_mean=learn_mean, scale_ref=scale_ref
+        )
         # how far the prior moved: the rows' means and the log concentration
         change = max(
             float(np.max(np.abs(new["m"] - state["m"])[valid])),
@@ -308,6 +326,7 @@ __all__ = [
     "EB_INNER_ITER",
     "EB_MAX_UPDATES",
     "EB_TOL",
+    "SCALE_PRIOR_SD",
     "diagonal_dominant",
     "dirichlet_multinomial_loglik",
     "empirical_bayes_em",
