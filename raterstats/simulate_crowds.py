@@ -161,7 +161,18 @@ def community_confusions(
     """Each community's confusion matrix ``(M, K, K)`` and its confused label per true class
     ``(M, K)`` (-1: none): community ``m`` mistakes ``confusions_per_community`` true classes,
     drawn at random, each for one other class, with probability ``confusion_rate`` on top of
-    the shared base matrix (``accuracy`` on the diagonal, errors spread evenly)."""
+    the shared base matrix (``accuracy`` on the diagonal, errors spread evenly).
+
+    Examples
+    --------
+    >>> conf, confused = community_confusions(
+    ...     np.random.default_rng(0), n_classes=3, n_communities=2, accuracy=0.8,
+    ...     confusions_per_community=1, confusion_rate=0.5)
+    >>> conf.shape, (confused >= 0).sum(axis=1).tolist()
+    ((2, 3, 3), [1, 1])
+    >>> bool(np.allclose(conf.sum(axis=-1), 1.0))
+    True
+    """
     K, M = n_classes, n_communities
     base = np.full((K, K), (1.0 - accuracy) / (K - 1))
     np.fill_diagonal(base, accuracy)
@@ -182,7 +193,16 @@ def assign_raters(
     """``(n_items, labels_per_item)`` distinct raters per item, drawn without replacement
     with probability proportional to ``activity`` (Gumbel top-k), then repaired so that
     every rater gives at least one label (a label of a rater with several moves to a rater
-    with none)."""
+    with none).
+
+    Examples
+    --------
+    >>> who = assign_raters(np.random.default_rng(0), 20, 3, np.array([50.0, 1, 1, 1, 1, 1]))
+    >>> who.shape, bool((np.sort(who, axis=1)[:, 1:] != np.sort(who, axis=1)[:, :-1]).all())
+    ((20, 3), True)
+    >>> sorted(set(who.ravel().tolist()))  # every rater rates something
+    [0, 1, 2, 3, 4, 5]
+    """
     R = activity.size
     logw = np.log(activity)
     out = np.empty((n_items, labels_per_item), dtype=np.int64)

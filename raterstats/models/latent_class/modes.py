@@ -76,7 +76,19 @@ def em_start_group(
     model: LatentClassModel, data: LatentClassData, start: dict[str, np.ndarray]
 ) -> xr.Dataset:
     """The :data:`EM_GROUP` of a fit: the label posterior ``prob (unit, category)`` at the
-    EM estimate ``start`` (constrained values by variable name, ``nuts_start``)."""
+    EM estimate ``start`` (constrained values by variable name, ``nuts_start``).
+
+    Examples
+    --------
+    >>> from raterstats import MACE
+    >>> from raterstats.models.latent_class import prepare_latent_class
+    >>> from raterstats.simulate import hard_crowd
+    >>> r = hard_crowd(n_items=40, n_raters=10, n_classes=3, random_seed=1).ratings
+    >>> data = prepare_latent_class(r)
+    >>> g = em_start_group(MACE(), data, MACE().nuts_start(data, 1))
+    >>> g["prob"].dims, bool(np.allclose(g["prob"].sum("category"), 1.0))
+    (('unit', 'category'), True)
+    """
     params = {n: np.asarray(start[n], dtype=float)[None] for n in model.param_names}
     joint = model.pattern_log_joint(params, data)[0]
     with np.errstate(invalid="ignore"):
@@ -102,7 +114,21 @@ def em_label_prob(model: LatentClassModel, dt: xr.DataTree, data: LatentClassDat
 def chain_lp_gaps(dt: xr.DataTree) -> tuple[np.ndarray, np.ndarray]:
     """Per chain: how far its mean ``lp`` sits below the best other chain's (nats, positive
     = below), and that gap in Monte Carlo standard errors of the difference (arviz-stats'
-    ``mcse`` of each chain's mean); NaN without ``sample_stats.lp`` or with one chain."""
+    ``mcse`` of each chain's mean); NaN without ``sample_stats.lp`` or with one chain.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> lp = rng.normal(-100.0, 3.0, (3, 500))
+    >>> lp[2] -= 20.0  # chain 2 in a lesser mode
+    >>> post = xr.Dataset({"mu": (("chain", "draw"), np.zeros((3, 500)))})
+    >>> stats = xr.Dataset({"lp": (("chain", "draw"), lp)})
+    >>> dt = xr.DataTree(children={"posterior": xr.DataTree(post),
+    ...                            "sample_stats": xr.DataTree(stats)})
+    >>> gap, z = chain_lp_gaps(dt)
+    >>> bool(gap[2] > 19 and z[2] > 50 and z[0] < 5)
+    True
+    """
     ss = dt["sample_stats"].to_dataset() if "sample_stats" in dt.children else xr.Dataset()
     n_chain = int(dt["posterior"].sizes["chain"])
     gap = np.full(n_chain, np.nan)
@@ -130,7 +156,16 @@ def mode_table(
     them the chain labels otherwise), ``lost_class`` (classes of at least
     :data:`CLASS_MIN_UNITS` such units that lose more than half of them, comma-separated),
     ``lp_gap`` (nats below the best other chain's mean lp) and ``lp_gap_z`` (in Monte Carlo
-    standard errors); empty for a fit with one draw (EM, MAP)."""
+    standard errors); empty for a fit with one draw (EM, MAP).
+
+    Examples
+    --------
+    >>> from raterstats import DawidSkene
+    >>> from raterstats.simulate import hard_crowd
+    >>> r = hard_crowd(n_items=40, n_raters=10, n_classes=3, random_seed=1).ratings
+    >>> mode_table(DawidSkene(), DawidSkene().fit(r, method="em", random_seed=1)).height
+    0
+    """
     post = dt["posterior"]
     if post.sizes["draw"] < 2:
         return pl.DataFrame(schema=_TABLE_SCHEMA)
@@ -218,7 +253,16 @@ def mode_problems(model: LatentClassModel, dt: xr.DataTree) -> list[str]:
     """Every mode problem of a sampled fit, in words: permuted labellings
     (:func:`~raterstats.models.latent_class.summaries.label_switching`), chains that left the
     EM mode and chains whose log density sits far below the others (see the module
-    docstring); empty for a point estimate."""
+    docstring); empty for a point estimate.
+
+    Examples
+    --------
+    >>> from raterstats import MACE
+    >>> from raterstats.simulate import hard_crowd
+    >>> r = hard_crowd(n_items=40, n_raters=10, n_classes=3, random_seed=1).ratings
+    >>> mode_problems(MACE(), MACE().fit(r, method="em", random_seed=1))
+    []
+    """
     switching, other, _ = mode_report(model, dt)
     return switching + other
 
