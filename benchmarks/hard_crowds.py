@@ -400,10 +400,10 @@ def main() -> None:
         rows = run_em(args.quick)
         nuts = run_nuts(args.nuts_seeds)
         load = os.getloadavg()[0]
-        out = results if not args.print_only else Path("hard_crowds_results.tmp.json")
-        out.write_text(
-            json.dumps({"em": rows, "nuts": nuts, "load": load}, indent=1, default=float)
-        )
+        if not args.print_only:  # saved before the report, so a failing report loses no run
+            results.write_text(
+                json.dumps({"em": rows, "nuts": nuts, "load": load}, indent=1, default=float)
+            )
     section = report(rows, nuts, load)
     print(section)
     if not args.print_only:
