@@ -9,20 +9,25 @@ scores P(true label) against gold, beside crowd-kit's figures from
 
 Priors (rows of rater j's confusion matrix, K categories):
 
-* ``default``: Dirichlet(2.5 K on the diagonal, 1 elsewhere), prevalence Dirichlet(3): the
-  package default (the Stan User's Guide's Dawid-Skene priors);
+* ``fixed``: Dirichlet(2.5 K on the diagonal, 1 elsewhere), prevalence Dirichlet(3): the
+  package default before issue 19 (the Stan User's Guide's Dawid-Skene priors;
+  ``DawidSkene(confusion_prior="fixed")``);
 * ``rater``: Dirichlet(N p on the diagonal, N (1 - p) / (K - 1) elsewhere) with N = 8,
   p = 0.6, prevalence Dirichlet(3): the current default of the R package rater;
 * ``laplace``: Dirichlet(1), prevalence Dirichlet(1) (add-one smoothing);
 * ``ml``: Dirichlet(0.001), prevalence Dirichlet(0.001): numerically maximum likelihood,
   the estimator crowd-kit's DawidSkene computes;
-* ``eb``: the Dirichlet rows learnt from the ratings (empirical Bayes, as in Kim &
-  Ghahramani's 2012 Bayesian classifier combination with learnt hyperparameters): one
-  K-vector of concentrations per true class, shared by all raters, fitted by alternating
-  EM at the current prior with the Dirichlet-multinomial maximum-likelihood update of the
-  concentrations given the raters' expected confusion counts, from the default prior until
-  no concentration moves by more than 0.1 %. It asks whether a prior learnt from the
-  ratings (no gold) closes the gap that the fixed priors leave.
+* ``eb_rows``: the Dirichlet rows learnt from the ratings by this script's own procedure
+  (empirical Bayes, as in Kim & Ghahramani's 2012 Bayesian classifier combination with
+  learnt hyperparameters): one K-vector of concentrations per true class, shared by all
+  raters, fitted by alternating EM at the current prior with the Dirichlet-multinomial
+  maximum-likelihood update of the concentrations given the raters' expected confusion
+  counts, from the fixed prior until no concentration moves by more than 0.1 %;
+* ``eb``: the package's empirical Bayes with learnt mean rows and one concentration per
+  dimension x design (``DawidSkene(confusion_prior="empirical_bayes")``);
+* ``eb_scale``: the package's default since issue 19, only the concentration learnt, the
+  mean rows the fixed prior's (``DawidSkene()``, ``confusion_prior="auto"``; chosen on
+  simulated crowds by ``benchmarks/hard_crowds.py``, not on these gold labels).
 
 The priors are fixed in advance (``eb``: its procedure), not chosen on the gold labels;
 the script reports every data set whichever way it goes. Run::
@@ -57,14 +62,25 @@ from categorical import (  # noqa: E402
 
 START = "<!-- ds-prior:start -->"
 END = "<!-- ds-prior:end -->"
-PRIORS = ("default", "rater", "laplace", "ml", "eb")
+PRIORS = ("fixed", "rater", "laplace", "ml", "eb_rows", "eb", "eb_scale")
+
+
+def model_for(name: str, K: int) -> Any:
+    """Dawid-Skene (unpooled) with prior ``name`` (not ``eb_rows``, a procedure)."""
+    from raterstats import DawidSkene
+
+    if name == "eb":
+        return DawidSkene(confusion_prior="empirical_bayes")
+    if name == "eb_scale":
+        return DawidSkene()
+    return DawidSkene(priors=priors_for(name, K), confusion_prior="fixed")
 
 
 def priors_for(name: str, K: int) -> dict[str, Any]:
-    """The ``priors=`` argument of :class:`~raterstats.DawidSkene` for prior ``name``."""
+    """The ``priors=`` argument of :class:`~raterstats.DawidSkene` for a fixed prior."""
     from raterstats.models import Prior
 
-    if name == "default":
+    if name == "fixed":
         return {}
     if name == "rater":
         n, p = 8.0, 0.6
@@ -119,11 +135,11 @@ def empirical_bayes_fit(r: Any, ratings: Any, K: int, max_outer: int = 20) -> tu
     from raterstats import DawidSkene
     from raterstats.models import Prior
 
-    conc = np.ones((K, K)) + np.eye(K) * (2.5 * K - 1)  # the default prior
+    conc = np.ones((K, K)) + np.eye(K) * (2.5 * K - 1)  # the fixed prior
     for outer in range(1, max_outer + 1):
-        fit = DawidSkene(priors={"confusion": Prior("Dirichlet", a=conc)}).fit(
-            r, method="em", random_seed=1, progress=False
-        )
+        fit = DawidSkene(
+            priors={"confusion": Prior("Dirichlet", a=conc)}, confusion_prior="fixed"
+        ).fit(r, method="em", random_seed=1, progress=False)
         new = dirichlet_multinomial_ml(expected_confusion_counts(fit, ratings, K), conc)
         if np.max(np.abs(np.log(new / conc))) < 1e-3:
             return fit, conc, outer
@@ -132,8 +148,6 @@ def empirical_bayes_fit(r: Any, ratings: Any, K: int, max_outer: int = 20) -> tu
 
 
 def run() -> list[dict[str, Any]]:
-    from raterstats import DawidSkene
-
     ck_path = HERE / "categorical_results.json"
     ck = {r["dataset"]: r for r in json.loads(ck_path.read_text())["accuracy"]}
     rows = []
@@ -146,14 +160,15 @@ def run() -> list[dict[str, Any]]:
         row: dict[str, Any] = {"dataset": name, "K": K, "gold": len(gold)}
         for prior in PRIORS:
             t0 = time.perf_counter()
-            if prior == "eb":
+            if prior == "eb_rows":
                 fit, conc, n_outer = empirical_bayes_fit(r, ratings, K)
-                row["eb_conc"], row["eb_outer"] = conc.tolist(), n_outer
+                row["eb_rows_conc"], row["eb_rows_outer"] = conc.tolist(), n_outer
             else:
-                fit = DawidSkene(priors=priors_for(prior, K)).fit(
-                    r, method="em", random_seed=1, progress=False
-                )
-            row[f"{prior}_s"] = time.perf_counter() - t0
+                fit = model_for(prior, K).fit(r, method="em", random_seed=1, progress=False)
+                if prior.startswith("eb"):
+                    learnt = json.loads(fit.attrs["options"])["confusion_concentration"]
+                    row[f"{prior}_s"] = float(np.sum(learnt[0][0][0]))
+            row[f"{prior}_seconds"] = time.perf_counter() - t0
             row[f"{prior}_acc"], row[f"{prior}_ll"] = label_scores(item_probs(fit), gold)
         c = ck.get(name, {})
         row["ck_acc"], row["ck_ll"] = c.get("ck_ds_acc"), c.get("ck_ds_logloss")
@@ -177,15 +192,19 @@ def report(rows: list[dict[str, Any]]) -> str:
         "",
         f"- date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC; raterstats "
         f"{raterstats.__version__}",
-        "- Dawid-Skene (unpooled) by EM (5 restarts), seed 1, every prior (for `eb`, its "
-        "procedure) fixed in advance: "
-        "`default` Dirichlet(2.5 K diagonal, 1 off), the package default (Stan User's Guide); "
+        "- Dawid-Skene (unpooled) by EM (5 restarts), seed 1, every prior (for the learnt "
+        "ones, their procedure) fixed in advance: "
+        "`fixed` Dirichlet(2.5 K diagonal, 1 off), the package default before issue 19 "
+        "(Stan User's Guide); "
         "`rater` the R package rater's current default (N = 8 pseudo-counts, prior mean "
         "accuracy 0.6); `laplace` Dirichlet(1); `ml` Dirichlet(0.001) on confusion rows and "
         "prevalence, numerically maximum likelihood (what crowd-kit's DawidSkene computes); "
-        "`eb` Dirichlet rows learnt from the ratings (empirical Bayes: one concentration "
+        "`eb_rows` Dirichlet rows learnt from the ratings by this script (one concentration "
         "vector per true class shared by the raters, alternating EM and the "
-        "Dirichlet-multinomial ML update from the default prior; no gold)",
+        "Dirichlet-multinomial ML update from the fixed prior; no gold); `eb` the package's "
+        "empirical Bayes with learnt mean rows; `eb_scale` the package default since issue "
+        "19 (only the concentration learnt, chosen on simulated crowds by "
+        "`benchmarks/hard_crowds.py`)",
         "- accuracy of the most probable label and log loss of P(true label) on the gold "
         "items; crowd-kit DS from `categorical_results.json` (the categorical benchmark's run)",
         "",
@@ -209,8 +228,8 @@ def report(rows: list[dict[str, Any]]) -> str:
     lines += ["", "Counts over the data sets with results:", ""]
     for p in PRIORS:
         ge = sum(r["ck_acc"] is not None and r[f"{p}_acc"] >= r["ck_acc"] - 1e-12 for r in ok)
-        lower_ll = sum(r[f"{p}_ll"] < r["default_ll"] for r in ok) if p != "default" else None
-        extra = "" if lower_ll is None else f"; log loss below the default prior's on {lower_ll}"
+        lower_ll = sum(r[f"{p}_ll"] < r["fixed_ll"] for r in ok) if p != "fixed" else None
+        extra = "" if lower_ll is None else f"; log loss below the fixed prior's on {lower_ll}"
         lines.append(f"- `{p}`: accuracy at least crowd-kit DS's on {ge} of {n}{extra}")
     lines += ["", END, ""]
     return "\n".join(lines)

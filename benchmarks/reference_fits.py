@@ -96,6 +96,12 @@ def reference_fit(name: str, s: SimulatedStudy, draws: int) -> dict:
             "problems": list(d.problems),
         },
         "label_accuracy_vs_truth": round(float((post["map_code"] == truth).mean()), 4),
+        # a prior learnt from the ratings (Dawid-Skene's empirical Bayes), as the fit records it
+        "learnt_prior": {
+            k: v
+            for k, v in json.loads(fit.attrs["options"]).items()
+            if k == "confusion_concentration" and v is not None
+        },
         cov_name: round(cov, 4),
         "summaries": {v: summarise(fit.posterior[v]) for v in summarised},
     }

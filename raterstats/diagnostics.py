@@ -44,6 +44,7 @@ from raterstats.models.base import model_from_datatree
 from raterstats.models.latent_class import (
     LatentClassModel,
     data_from_groups,
+    mode_report,
     replicate_ratings,
 )
 from raterstats.models.latent_class import label_switching as latent_class_switching
@@ -64,8 +65,14 @@ class Diagnosis:
     ``failing`` names every failing scalar (``"competence[a03, safety, fine]"``), for
     programmatic use; ``problems`` says in words what failed, one line per variable with
     failing parameters (how many of its scalars fail, the worst one's R-hat and ESS) and
-    one per other problem (divergences, tree depth, E-BFMI, label switching);
-    ``label_switching`` per chain and dimension. ``divergences`` and
+    one per other problem (divergences, tree depth, E-BFMI, label switching, the mode
+    checks); ``label_switching`` per chain and dimension; ``modes``: chains that left the
+    mode of the EM estimate they started from, or whose log density sits far below the
+    others (latent-class models, :mod:`raterstats.models.latent_class.modes`), and
+    ``chain_modes`` the numbers behind them per chain and dimension (``em_disagree``: the
+    share of the units the EM labels with probability >= 0.9 that the chain labels
+    otherwise; ``lost_class``; ``lp_gap`` and ``lp_gap_z``: nats and Monte Carlo standard
+    errors below the best other chain's mean log density). ``divergences`` and
     ``max_treedepth_hits`` are None where they do not apply (a Gibbs fit).
     """
 
@@ -80,6 +87,8 @@ class Diagnosis:
     failing: tuple[str, ...]
     label_switching: tuple[str, ...]
     problems: tuple[str, ...] = field(default=())
+    modes: tuple[str, ...] = field(default=())
+    chain_modes: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     def __str__(self) -> str:
         head = f"{'OK' if self.ok else 'PROBLEMS'}: {self.n_chains} chain(s) x {self.n_draws} draws"
@@ -136,8 +145,9 @@ def diagnose(
     ebfmi_min: float = 0.3,
     warn: bool = True,
 ) -> Diagnosis:
-    """Check a fit: R-hat, bulk / tail ESS, divergences, tree depth, E-BFMI (arviz-stats)
-    and label switching.
+    """Check a fit: R-hat, bulk / tail ESS, divergences, tree depth, E-BFMI (arviz-stats),
+    and for latent-class models the mode checks: label switching, chains that left the EM
+    mode they started from, chains whose log density sits far below the others.
 
     Parameters
     ----------
@@ -187,8 +197,14 @@ def diagnose(
         problems += [
             f"  {line}" for line in variable_lines(checks.table, rhat_max=rhat_max, ess_min=ess_min)
         ]
-    switching = tuple(label_switching(dt))
+    model = model_from_datatree(dt)
+    if isinstance(model, LatentClassModel):
+        switch_lines, mode_lines, chain_modes = mode_report(model, dt)
+    else:
+        switch_lines, mode_lines, chain_modes = [], [], pl.DataFrame()
+    switching = tuple(switch_lines)
     problems.extend(switching)
+    problems.extend(mode_lines)
     diag = Diagnosis(
         ok=not problems,
         method=method,
@@ -201,6 +217,8 @@ def diagnose(
         failing=checks.failing,
         label_switching=switching,
         problems=tuple(problems),
+        modes=tuple(mode_lines),
+        chain_modes=chain_modes,
     )
     if warn and problems:
         text = "\n".join(["the fit fails its convergence checks:", *problems])

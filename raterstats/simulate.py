@@ -32,6 +32,7 @@ from raterstats import schema as S
 from raterstats.ingest import read_ratings
 from raterstats.ratings import Ratings
 from raterstats.scales import NominalScale, OrdinalScale
+from raterstats.simulate_crowds import hard_crowd as hard_crowd  # re-exported
 
 #: Seed of the built-in study (the shipped file ``raterstats/data/clinical_qa_study.csv``).
 DEFAULT_SEED = 20240611

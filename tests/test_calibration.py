@@ -37,7 +37,7 @@ class FailingOnOddSeeds:
 
 
 def test_failed_fits_are_counted_not_dropped(design):
-    model = DawidSkene()
+    model = DawidSkene(confusion_prior="fixed")
     sim = FailingOnOddSeeds(prior_simulator(model, design))
     ds = simulation_based_calibration(model, sim, n_replicates=8, method="em", random_seed=3)
     odd = ds["seed"].values % 2 == 1
@@ -75,7 +75,7 @@ def test_labels_use_the_users_ids_and_a_truth_subset(design):
 
 
 def test_bad_calibration_arguments(design):
-    model = DawidSkene()
+    model = DawidSkene(confusion_prior="fixed")
     sim = prior_simulator(model, design)
     kw = {"n_replicates": 2, "method": "em"}
     with pytest.raises(ValueError, match="truth has no"):
@@ -95,7 +95,7 @@ def test_bad_calibration_arguments(design):
 
 
 def test_prior_simulator_keeps_the_design_and_rejects_other_models(design):
-    sim = prior_simulator(DawidSkene(), design)
+    sim = prior_simulator(DawidSkene(confusion_prior="fixed"), design)
     data, truth = sim(5)
     cols = ["item", "rater", "dimension", "design"]
     assert data.data.select(cols).sort(cols).equals(design.data.select(cols).sort(cols))
@@ -112,5 +112,8 @@ def test_prior_simulator_keeps_the_design_and_rejects_other_models(design):
         prior_simulator(MACE(), several)
     with pytest.raises(ValueError, match="pooling='unpooled'"):
         prior_simulator(DawidSkene(pooling="pooled"), design)
+    # the default learns its confusion prior from the ratings: nothing to draw from before
+    with pytest.raises(ValueError, match="confusion_prior='fixed'"):
+        prior_simulator(DawidSkene(), design)
     with pytest.raises(TypeError, match="MACE and DawidSkene"):
         prior_simulator(OrdinalRaters(), design)

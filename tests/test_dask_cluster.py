@@ -123,7 +123,7 @@ def test_design_kinds_on_the_cluster_equal_the_local_run(client):
 
 def test_calibration_on_the_cluster_equals_the_local_run(client, labels):
     r = labels.filter(dimension="answers_question")
-    for model in (DawidSkene(), MACE(hierarchical=False)):
+    for model in (DawidSkene(confusion_prior="fixed"), MACE(hierarchical=False)):
         kw = {"n_replicates": 6, "method": "em", "random_seed": 7}
         local = simulation_based_calibration(model, prior_simulator(model, r), **kw)
         remote = simulation_based_calibration(model, prior_simulator(model, r), client=client, **kw)

@@ -46,6 +46,9 @@ MODULES = {
     "raterstats.simulate_kinds": (
         "One study judged three ways: absolute, pairs, rankings (raterstats.simulate_kinds)"
     ),
+    "raterstats.simulate_crowds": (
+        "Hard crowds: sparse raters, communities, spammers (raterstats.simulate_crowds)"
+    ),
     "raterstats.design": "More on designs (raterstats.design)",
     "raterstats.agreement": "Agreement statistics (raterstats.agreement)",
     "raterstats.models.ordinal": "Ordinal model helpers (raterstats.models.ordinal)",

@@ -131,7 +131,8 @@ def calibration_task(task: dict[str, Any]) -> dict[str, Any]:
     >>> from raterstats.design import prior_simulator
     >>> r = read_ratings(pl.DataFrame({"item": ["a", "a", "b", "b"], "rater": ["x", "y"] * 2,
     ...                                "rating": ["1", "2", "2", "2"]}))
-    >>> task = {"model": DawidSkene(), "simulate": prior_simulator(DawidSkene(), r),
+    >>> m = DawidSkene(confusion_prior="fixed")
+    >>> task = {"model": m, "simulate": prior_simulator(m, r),
     ...         "parameters": ["prevalence"], "fit": {"method": "em"}, "thin": 1,
     ...         "seeds": (1, 2, 3), "id": 0}
     >>> out = calibration_task(task)
@@ -229,7 +230,9 @@ def simulation_based_calibration(
     Parameters
     ----------
     model : Model
-        The model to calibrate (a raterstats model instance, e.g. ``DawidSkene()``).
+        The model to calibrate (a raterstats model instance, e.g.
+        ``DawidSkene(confusion_prior="fixed")``; a model whose prior is learnt from the
+        data has no prior to simulate from).
     simulate : callable
         ``simulate(seed: int) -> (data, truth)``: data the model fits (Ratings or
         Comparisons) and ``{parameter: value}``, the value an array of the posterior
@@ -295,7 +298,7 @@ def simulation_based_calibration(
     >>> from raterstats.design import prior_simulator
     >>> r = read_ratings(pl.DataFrame({"item": [f"i{k}" for k in range(10) for _ in "xyz"],
     ...     "rater": list("xyz") * 10, "rating": ["1", "2"] * 15}))
-    >>> model = DawidSkene()
+    >>> model = DawidSkene(confusion_prior="fixed")
     >>> ds = simulation_based_calibration(model, prior_simulator(model, r),
     ...     parameters=["prevalence"], n_replicates=4, method="em", random_seed=1)
     >>> ds["rank"].dims, int(ds.attrs["n_failed"])

@@ -41,7 +41,9 @@ class PriorSimulator:
     ----------
     model : MACE or DawidSkene
         Flat MACE (``hierarchical=False``, or data with one dimension and one design) or
-        ``DawidSkene(pooling="unpooled")``, without ``use_gold``.
+        ``DawidSkene(pooling="unpooled", confusion_prior="fixed")`` (or with a
+        ``confusion_concentration`` given: a prior fixed before the data), without
+        ``use_gold``.
     ratings : Ratings
         The design to keep: its units, raters, dimensions, designs and scales.
 
@@ -50,7 +52,7 @@ class PriorSimulator:
     >>> from raterstats import DawidSkene
     >>> from raterstats.simulate import archehr_like_study
     >>> r = archehr_like_study(n_cases=2, n_systems=2, random_seed=1).ratings
-    >>> sim = PriorSimulator(DawidSkene(), r)
+    >>> sim = PriorSimulator(DawidSkene(confusion_prior="fixed"), r)
     >>> data, truth = sim(3)
     >>> data.data.height == r.data.height, truth["confusion"].dims
     (True, ('rater', 'dimension', 'design', 'true', 'rated'))
@@ -81,6 +83,14 @@ class PriorSimulator:
             raise ValueError(
                 f"{what}: Dawid-Skene with pooling={model.options['pooling']!r} has no prior "
                 "simulator; calibrate DawidSkene(pooling='unpooled')"
+            )
+        if isinstance(model, DawidSkene) and model.learns_concentration():
+            raise ValueError(
+                f"{what}: this DawidSkene learns its confusion prior from the ratings "
+                f"(confusion_prior={model.options['confusion_prior']!r}: empirical Bayes), so "
+                "there is no prior to draw parameters from before the data; calibrate "
+                "DawidSkene(confusion_prior='fixed'), or a model with a learnt "
+                "confusion_concentration given"
             )
         frame = ratings.data
         if data.repeats == "exclude":
@@ -208,7 +218,9 @@ def prior_simulator(model: Model, ratings: Ratings) -> PriorSimulator:
     ----------
     model : MACE or DawidSkene
         Flat MACE (``MACE(hierarchical=False)``; the default is flat for one dimension and
-        design) or ``DawidSkene()`` (``pooling="unpooled"``), without ``use_gold``.
+        design) or ``DawidSkene(confusion_prior="fixed")`` (``pooling="unpooled"``, a
+        prior fixed before the data: the default learns it from the ratings), without
+        ``use_gold``.
     ratings : Ratings
         The design to keep (categorical ratings the model can fit).
 

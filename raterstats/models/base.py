@@ -77,7 +77,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 import numpy as np
 import xarray as xr
@@ -343,6 +343,20 @@ class Model:
         the EM start of the chains is computed, which only the compiled density uses)."""
         return False
 
+    def learn_priors(self, data: Any, *, random_seed: int, em_options: Mapping[str, Any]) -> Self:
+        """Empirical Bayes: a new model whose data-dependent priors are learnt from the
+        prepared data and fixed (default: ``self``, the model has none). :meth:`fit` uses
+        the model returned for everything (EM, NUTS start and density, Gibbs) and records
+        its specification in the fit's attrs, so a reloaded fit re-creates the learnt prior.
+        ``em_options``: the ``fit(method="em")`` options (restarts, tolerance...), empty for
+        the other methods."""
+        return self
+
+    def start_groups(self, data: Any, start: Mapping[str, np.ndarray]) -> dict[str, xr.Dataset]:
+        """Groups stored with a fit whose chains started at ``start`` (:meth:`nuts_start`),
+        for checks of the fit against it (default: none)."""
+        return {}
+
     def nuts_start(self, data: Any, random_seed: int) -> dict[str, np.ndarray] | None:
         """A point estimate to start NUTS chains from (``fit(init="em")``; default: None,
         the model has none)."""
@@ -528,6 +542,10 @@ class Model:
         t0 = time.perf_counter()
         fingerprint = fingerprint_later(ratings)  # beside the fit: 0.5 s at 1.5 M ratings
         data = self.prepare(ratings)
+        # empirical Bayes: the model with its data-dependent priors learnt and fixed (a new
+        # model; ``self`` is never changed), used for everything below and recorded in attrs
+        em_options = method_options if method == "em" else {}
+        self = self.learn_priors(data, random_seed=seed, em_options=em_options)
         model: pm.Model | None = None
         density = None
         start: dict[str, np.ndarray] | None = None
@@ -574,6 +592,9 @@ class Model:
                 **method_options,
             )
             dt["posterior"].attrs["init"] = "em" if start is not None else "default"
+            if start is not None:
+                for name, ds in self.start_groups(data, start).items():
+                    dt[name] = xr.DataTree(ds)
         else:
             model = self.build_model(data)
             dt = run_inference(

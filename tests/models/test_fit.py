@@ -365,8 +365,12 @@ def test_compare_by_loo(small_archehr):
 def test_rater_prior_pulls_that_raters_confusion(one_dim):
     rater = one_dim.raters[0]
     strong = np.full((3, 3), 200.0)  # earlier studies: this rater rates at random
-    base = DawidSkene().fit(one_dim, method="em", random_seed=1)
-    pri = DawidSkene(rater_prior={rater: strong.tolist()}).fit(one_dim, method="em", random_seed=1)
+    # the rater prior adds to a fixed confusion prior (to a learnt one too: see
+    # test_dawid_skene_eb.py)
+    base = DawidSkene(confusion_prior="fixed").fit(one_dim, method="em", random_seed=1)
+    pri = DawidSkene(confusion_prior="fixed", rater_prior={rater: strong.tolist()}).fit(
+        one_dim, method="em", random_seed=1
+    )
 
     def diag(dt: xr.DataTree) -> float:
         conf = dt.posterior["confusion"].sel(rater=rater).isel(chain=0, draw=0)

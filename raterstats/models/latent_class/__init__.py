@@ -6,7 +6,8 @@ be rearranged without touching their users. The modules, by job: ``data`` (the l
 the ratings), ``reference`` (the NumPy likelihood every compiled kernel is tested
 against), ``graph`` (PyTensor pieces of the PyMC models), ``base`` (the shared model
 class), ``summaries`` (its post-fit answers), ``em`` (the EM driver), ``mace*`` and
-``dawid_skene*`` (each model, its compiled density and its EM), ``layout`` (named
+``dawid_skene*`` (each model, its compiled density and its EM; ``dawid_skene_eb`` its
+empirical-Bayes prior), ``modes`` (the mode checks of sampled fits), ``layout`` (named
 positions of the compiled densities' data), ``kernels_density`` / ``kernels_em`` (numba)
 and ``callbacks`` (numba entry points and nutpie's C callbacks).
 """
@@ -25,6 +26,7 @@ from raterstats.models.latent_class.data import (
 from raterstats.models.latent_class.dawid_skene import POOLINGS, DawidSkene
 from raterstats.models.latent_class.graph import NEG
 from raterstats.models.latent_class.mace import MACE
+from raterstats.models.latent_class.modes import mode_problems, mode_report, mode_table
 from raterstats.models.latent_class.reference import (
     TableLayout,
     class_counts,
@@ -58,6 +60,9 @@ __all__ = [
     "logsumexp_np",
     "mace_rating_table",
     "majority_vote",
+    "mode_problems",
+    "mode_report",
+    "mode_table",
     "pattern_log_joint_np",
     "prepare_latent_class",
     "replicate_ratings",

@@ -8,13 +8,14 @@ scores) are answered from the fit alone (:mod:`~raterstats.models.latent_class.s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 import xarray as xr
 
 from raterstats.models.base import Model
-from raterstats.models.latent_class import summaries
+from raterstats.models.latent_class import modes, summaries
 from raterstats.models.latent_class.data import LatentClassData, prepare_latent_class
 from raterstats.models.latent_class.em import EM_NUMPY_MAX
 from raterstats.models.latent_class.gibbs import (
@@ -113,10 +114,14 @@ class LatentClassModel(Model):
         if problem is not None:
             raise ValueError(problem)
         start = self.nuts_start(data, random_seed) if init != "default" else None
-        return run_gibbs(
+        dt = run_gibbs(
             self, data, draws=draws, tune=tune, chains=chains, random_seed=random_seed,
             cores=cores, thin=thin, inner=inner, start=start, log_likelihood=log_likelihood,
         )  # fmt: skip
+        if start is not None:
+            for name, ds in self.start_groups(data, start).items():
+                dt[name] = xr.DataTree(ds)
+        return dt
 
     def nuts_start(self, data: Any, random_seed: int) -> dict[str, np.ndarray] | None:
         """The EM estimate (restarts included, the best by its objective) as constrained
@@ -278,9 +283,17 @@ class LatentClassModel(Model):
         )
 
     def convergence_problems(self, dt: xr.DataTree) -> list[str]:
-        """Label switching: chains that converged to a permuted labelling of a dimension
-        (see :func:`raterstats.diagnostics.label_switching`)."""
-        return summaries.label_switching(self, dt)
+        """The mode checks (:mod:`~raterstats.models.latent_class.modes`): chains that
+        converged to a permuted labelling of a dimension (see
+        :func:`raterstats.diagnostics.label_switching`), chains that left the mode of the EM
+        estimate they started from, and chains whose log density sits far below the
+        others."""
+        return modes.mode_problems(self, dt)
+
+    def start_groups(self, data: Any, start: Mapping[str, np.ndarray]) -> dict[str, xr.Dataset]:
+        """The EM start's label posterior per unit (group ``em_start``), which the mode checks
+        compare each chain with."""
+        return {modes.EM_GROUP: modes.em_start_group(self, data, dict(start))}
 
     # -- post-fit questions (the registry's; see raterstats.models.base.Model)
     def item_posterior(self, dt: xr.DataTree, *, coverage: float | None) -> xr.Dataset:

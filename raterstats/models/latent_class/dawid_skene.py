@@ -6,9 +6,14 @@ Generative story (one latent true label per unit: item, segment, dimension)::
     T_u ~ Categorical(pi_d)                       pi_d ~ Dirichlet(3)
     A_uj | T_u = t ~ Categorical(beta_c[t, :])    c = (rater j, dimension d, design g)
 
-* ``pooling="unpooled"``: ``beta_c[t, :] ~ Dirichlet(alpha_t)`` with extra mass on the
-  diagonal: ``alpha_tt = 2.5 K``, ``alpha_ta = 1`` (the Stan User's Guide's prior, also
-  the R package rater's in its early versions), and ``pi_d ~ Dirichlet(3)``;
+* ``pooling="unpooled"``: ``beta_c[t, :] ~ Dirichlet(s_dg m_t)``, ``m_t`` the mean row of
+  the Stan User's Guide's prior (``alpha_tt = 2.5 K``, ``alpha_ta = 1``, also the R
+  package rater's in its early versions) and, by default (``confusion_prior="auto"``),
+  the concentration ``s_dg`` of each dimension x design learnt from the ratings
+  (empirical Bayes with the hyperprior ``log s ~ N(log(3.5 K - 1), 1)``,
+  :mod:`~raterstats.models.latent_class.dawid_skene_eb`; ``"fixed"``: ``s = 3.5 K - 1``,
+  the Stan prior itself; ``"empirical_bayes"``: the mean rows learnt too), and
+  ``pi_d ~ Dirichlet(3)``;
 * ``"pooled"``: one confusion matrix per dimension x design shared by all raters;
 * ``"partial"`` (Paun et al. 2018, HierD&S): ``beta_c[t, :] = softmax(omega_c[t, :])``
   over the off-diagonal logits (the diagonal logit is the reference 0),
@@ -26,7 +31,9 @@ True labels are marginalised (log-sum-exp) and recovered draw by draw. See
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+import json
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -42,6 +49,7 @@ from raterstats.models.latent_class.data import (
     majority_vote_stats,
 )
 from raterstats.models.latent_class.dawid_skene_density import ds_density
+from raterstats.models.latent_class.dawid_skene_eb import empirical_bayes_em
 from raterstats.models.latent_class.dawid_skene_em import ds_em_run
 from raterstats.models.latent_class.em import (
     RESTART_UNITS,
@@ -68,10 +76,31 @@ else:
     pt = LazyModule("pytensor.tensor")
 
 POOLINGS = ("unpooled", "pooled", "partial", "one_coin")
+#: the values of ``DawidSkene(confusion_prior=...)``
+CONFUSION_PRIORS = ("auto", "empirical_bayes", "empirical_bayes_scale", "fixed")
+#: what ``confusion_prior="auto"`` means for unpooled Dawid-Skene with the default
+#: ``priors["confusion"]``: chosen by ``benchmarks/hard_crowds.py`` (see the card)
+AUTO_CONFUSION_PRIOR = "empirical_bayes_scale"
 
 #: ``pooling="partial"``, ``centred=None``: an error logit is sampled centred where the
 #: data's information about it is at least this many times the prior's precision
 CENTRED_MIN_RATIO = 2.0
+
+
+def keyword_defaults(func: Callable[..., Any]) -> dict[str, Any]:
+    """The keyword-only arguments of ``func`` with defaults, by name.
+
+    Examples
+    --------
+    >>> def f(x, *, a=1, b="z"): ...
+    >>> keyword_defaults(f)
+    {'a': 1, 'b': 'z'}
+    """
+    return {
+        k: p.default
+        for k, p in inspect.signature(func).parameters.items()
+        if p.kind is p.KEYWORD_ONLY and p.default is not p.empty
+    }
 
 
 class DawidSkene(LatentClassModel):
@@ -101,6 +130,23 @@ class DawidSkene(LatentClassModel):
         ``pooling="partial"``: one spread of the raters' error logits per dimension
         (default) or one per dimension and kind of error (Paun et al.'s form; needs many
         ratings of every kind of error, see the card).
+    confusion_prior : {"auto", "empirical_bayes_scale", "empirical_bayes", "fixed"}
+        ``pooling="unpooled"``: how the Dirichlet rows of the confusion prior are set.
+        ``"empirical_bayes_scale"`` learns their concentration from the ratings (one per
+        dimension x design, shared by the rows; the mean rows stay those of
+        ``priors["confusion"]``), ``"empirical_bayes"`` the mean rows too (kept
+        diagonal-dominant), both without gold (:mod:`~raterstats.models.latent_class.
+        dawid_skene_eb`), and the fit uses the learnt rows throughout (EM, NUTS, Gibbs, MAP,
+        ADVI); ``"fixed"`` uses ``priors["confusion"]`` as given. ``"auto"`` (default):
+        :data:`AUTO_CONFUSION_PRIOR` (``"empirical_bayes_scale"``, chosen by measurements on
+        simulated crowds, ``benchmarks/hard_crowds.py`` and the card), ``"fixed"`` when
+        ``priors`` overrides ``confusion``. Other poolings have their own priors (partial
+        pooling learns its population from the ratings already).
+    confusion_concentration : array-like, optional
+        ``(dimension, design, K, K)`` Dirichlet concentrations of the confusion rows
+        (unpooled), replacing ``priors["confusion"]``: what empirical Bayes learnt (a fit
+        records it here, so a reloaded fit has the prior it was fitted with), or a prior
+        learnt on other data. Given, nothing is learnt.
     priors : mapping, optional
         Override by name: ``confusion`` (unpooled / pooled; default
         ``Prior("Dirichlet", off_diagonal=1.0, diagonal_per_category=2.5)``, i.e. diagonal
@@ -144,6 +190,8 @@ class DawidSkene(LatentClassModel):
     }
     default_options: ClassVar[dict[str, Any]] = {
         "pooling": "unpooled",
+        "confusion_prior": "auto",
+        "confusion_concentration": None,
         "rater_prior": None,
         "repeats": "include",
         "use_gold": False,
@@ -152,6 +200,9 @@ class DawidSkene(LatentClassModel):
     }
     param_names: ClassVar[tuple[str, ...]] = ("confusion", "prevalence")
     methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi", "em", "gibbs")
+    #: the empirical-Bayes EM fit that learnt a model's ``confusion_concentration`` (set by
+    #: :meth:`learn_priors` on the new model it returns): (data, (seed, EM options), fit)
+    _em_cache: tuple[Any, Any, xr.DataTree] | None = None
 
     def check_options(self) -> None:
         super().check_options()
@@ -163,6 +214,27 @@ class DawidSkene(LatentClassModel):
             problems.append(f"spread must be 'error' or 'dimension', not {o['spread']!r}")
         if o["centred"] is not None and not isinstance(o["centred"], bool):
             problems.append("centred must be True, False or None")
+        if o["confusion_prior"] not in CONFUSION_PRIORS:
+            problems.append(
+                f"confusion_prior must be one of {list(CONFUSION_PRIORS)}, "
+                f"not {o['confusion_prior']!r}"
+            )
+        if o["confusion_concentration"] is not None:
+            try:
+                cc = np.asarray(o["confusion_concentration"], dtype=float)
+            except (TypeError, ValueError):
+                cc = np.full(1, np.nan)
+            if cc.ndim != 4 or cc.shape[-1] != cc.shape[-2] or not np.all(np.isfinite(cc)):
+                problems.append(
+                    "confusion_concentration must be a (dimension, design, K, K) array of "
+                    "finite numbers"
+                )
+            elif np.any(cc < 0):
+                problems.append("confusion_concentration must not be negative")
+            else:
+                o["confusion_concentration"] = cc.tolist()
+            if o["pooling"] != "unpooled":
+                problems.append("confusion_concentration needs pooling='unpooled'")
         if o["rater_prior"] is not None:
             if o["pooling"] != "unpooled":
                 problems.append("rater_prior needs pooling='unpooled'")
@@ -204,6 +276,9 @@ class DawidSkene(LatentClassModel):
         cell_dim = self.cells(data)[2]
         out = np.ones((n_cells, K, K))
         full = pr.param("a")
+        given = self._options["confusion_concentration"]
+        if given is not None:
+            return self.given_concentration(data, n_cells) + self.rater_prior_counts(data, n_cells)
         for c in range(n_cells):
             k = int(data.n_categories[cell_dim[c]])
             if full is not None and np.ndim(full) == 2:
@@ -220,6 +295,52 @@ class DawidSkene(LatentClassModel):
                     diag = float(pr.param("diagonal_per_category", 2.5)) * k
                 np.fill_diagonal(m, diag)
                 out[c, :k, :k] = m
+        return out + self.rater_prior_counts(data, n_cells)
+
+    def given_concentration(self, data: LatentClassData, n_cells: int) -> np.ndarray:
+        """``(n_cells, K, K)``: the option ``confusion_concentration`` (dimension, design,
+        K, K) on every rater's cells (unpooled), checked against the data."""
+        D, G, K = len(data.dimensions), len(data.designs), data.K
+        cc = np.asarray(self._options["confusion_concentration"], dtype=float)
+        if cc.shape != (D, G, K, K):
+            raise ValueError(
+                f"confusion_concentration is {cc.shape}; these data need (dimension, design, "
+                f"K, K) = {(D, G, K, K)}"
+            )
+        for d in range(D):
+            k = int(data.n_categories[d])
+            if np.any(cc[d, :, :k, :k] <= 0):
+                raise ValueError(
+                    f"confusion_concentration must be positive on the {k} categories of "
+                    f"dimension {data.dimensions[d]!r}"
+                )
+        group = np.arange(n_cells) % (D * G)  # cell (rater, dimension, design) -> (d, g)
+        return np.asarray(cc.reshape(D * G, K, K)[group])
+
+    def learns_concentration(self) -> bool:
+        """Whether a fit learns the confusion prior from the ratings (empirical Bayes, see
+        ``confusion_prior``): unpooled, no ``confusion_concentration`` given, and
+        ``confusion_prior`` ``"empirical_bayes"`` (or ``"auto"`` with the default
+        ``priors["confusion"]``)."""
+        o = self._options
+        if o["pooling"] != "unpooled" or o["confusion_concentration"] is not None:
+            return False
+        return self.confusion_prior_mode() != "fixed"
+
+    def confusion_prior_mode(self) -> str:
+        """``confusion_prior`` resolved: ``"auto"`` is :data:`AUTO_CONFUSION_PRIOR` with the
+        default ``priors["confusion"]`` and ``"fixed"`` with a prior given."""
+        mode = str(self._options["confusion_prior"])
+        if mode != "auto":
+            return mode
+        default = self._priors["confusion"] == self.default_priors["confusion"]
+        return AUTO_CONFUSION_PRIOR if default else "fixed"
+
+    def rater_prior_counts(self, data: LatentClassData, n_cells: int) -> np.ndarray:
+        """``(n_cells, K, K)`` the per-rater pseudo-counts of ``rater_prior`` (zeros for the
+        raters it does not name; unpooled), added to the confusion prior's concentration."""
+        K = data.K
+        out = np.zeros((n_cells, K, K))
         rp = self._options["rater_prior"]
         if rp:
             D, G = len(data.dimensions), len(data.designs)
@@ -548,13 +669,24 @@ class DawidSkene(LatentClassModel):
         """
         if unused:
             raise TypeError(f"unknown EM options {sorted(unused)}")
+        em_options = {
+            "restarts": restarts, "max_iter": max_iter, "tol": tol, "variational": variational,
+            "short_iter": short_iter, "restart_units": restart_units,
+        }  # fmt: skip
+        cached = self._em_cache
+        if cached is not None and cached[0] is data and cached[1] == (random_seed, em_options):
+            return cached[2].copy(deep=True)  # the empirical-Bayes run that learnt the prior
         rng = np.random.default_rng(random_seed)
         sub = restart_subsample(data, restart_units, random_seed)
+        eb = self.learns_concentration()
+        # empirical Bayes: the restarts run at the starting (fixed) prior, then the prior's
+        # rows and the estimates are learnt together from the best of them
+        model = self.with_options(confusion_prior="fixed") if eb else self
 
         def on(d: LatentClassData) -> Any:
-            lay = table_layout(d, self.cells(d)[1])
+            lay = table_layout(d, model.cells(d)[1])
             return lambda **kw: ds_em_run(
-                self, d, lay=lay, rng=rng, tol=tol, variational=variational, **kw
+                model, d, lay=lay, rng=rng, tol=tol, variational=variational, **kw
             )
 
         res, runs, best = short_run_restarts(
@@ -565,6 +697,12 @@ class DawidSkene(LatentClassModel):
             short_run=None if sub is None else on(sub),
             rng=rng,
         )
+        if eb:
+            res = empirical_bayes_em(
+                self, data, res, rng=rng, tol=tol, variational=variational, max_iter=max_iter
+            )
+            # the alternation continues the kept restart's run: its iterations count there
+            runs[best] = res
         K = data.K
         cdims = self.cells(data)[3]
         dims = {
@@ -578,7 +716,34 @@ class DawidSkene(LatentClassModel):
         ti, ai = self.off_diagonal(K)
         coords["error"] = [f"{t}->{a}" for t, a in zip(ti, ai, strict=True)]
         units = data.n_units if sub is None else sub.n_units
-        return em_datatree(res, runs, best, dims, coords, restart_units=units)
+        dt = em_datatree(res, runs, best, dims, coords, restart_units=units)
+        if eb:
+            dt["sample_stats"].attrs.update(res["empirical_bayes"])
+        return dt
+
+    def with_options(self, **options: Any) -> DawidSkene:
+        """A new model with the same priors and these options changed."""
+        return type(self)(priors=self.priors, **(self.options | options))
+
+    # ------------------------------------------------------------------ empirical Bayes
+
+    def learn_priors(
+        self, data: LatentClassData, *, random_seed: int, em_options: Mapping[str, Any]
+    ) -> DawidSkene:
+        """Empirical Bayes (``confusion_prior``, see :meth:`learns_concentration`): the EM
+        fit that learns the confusion prior's Dirichlet rows with the estimates, and a new
+        model with the learnt rows as ``confusion_concentration`` (what the fit records and
+        its NUTS, Gibbs, MAP and ADVI runs use); that EM fit is kept by the new model, so a
+        ``method="em"`` fit and the NUTS start do not run it again. ``self`` when nothing is
+        learnt."""
+        if not self.learns_concentration():
+            return self
+        em = self.fit_em(data, random_seed=random_seed, progress=False, **em_options)
+        conc = json.loads(em["sample_stats"].attrs["confusion_concentration"])
+        learnt = self.with_options(confusion_concentration=conc)
+        key = (random_seed, keyword_defaults(self.fit_em) | dict(em_options))
+        learnt._em_cache = (data, key, em)
+        return learnt
 
 
-__all__ = ["POOLINGS", "DawidSkene"]
+__all__ = ["AUTO_CONFUSION_PRIOR", "CONFUSION_PRIORS", "POOLINGS", "DawidSkene", "keyword_defaults"]

@@ -53,7 +53,7 @@ def ds_em_run(
         lay = table_layout(data, cell)
     _, em_accumulate, _ = select_em_kernels(lay)
     em_step = select_em_step(lay)
-    e_cell, e_code = lay.e_row, lay.e_code
+    e_cell = lay.e_row
     E = e_cell.size
     mask = lay.mask
     q = np.empty((P, K))
@@ -115,11 +115,7 @@ def ds_em_run(
             # M-step: expected counts n[c, t, a]
             if M is None:  # q given (majority vote), not from an E-step
                 M = em_accumulate(q, lay.p_e, lay.p_start, lay.pattern_w, E)
-            counts = np.zeros((NC * K, K))
-            idx = e_cell * K + e_code
-            for t in range(K):
-                counts[:, t] = np.bincount(idx, M[:, t], minlength=NC * K)
-            counts = counts.reshape(NC, K, K).transpose(0, 2, 1)  # (c, t, a)
+            counts = cell_counts(M, lay, NC, K)
             prev_cnt = class_counts(data, q) if cc is None else cc.copy()
             if pooling in ("unpooled", "pooled"):
                 post = np.where(vmat, counts + conc, 0.0)
@@ -174,11 +170,11 @@ def ds_em_run(
             break
         prev_ll = ll
     run: dict[str, Any] = {"objective": float(ll), "converged": converged, "n_iter": n_iter}
+    run["state"] = {
+        "q": q, "M": M, "cc": cc, "logit_state": logit_state, "objective": float(ll),
+        "n_iter": n_iter,
+    }  # fmt: skip
     if not finish:
-        run["state"] = {
-            "q": q, "M": M, "cc": cc, "logit_state": logit_state, "objective": float(ll),
-            "n_iter": n_iter,
-        }  # fmt: skip
         return run
     # point estimates
     if pooling in ("unpooled", "pooled"):
@@ -201,6 +197,17 @@ def ds_em_run(
     joint = model.pattern_log_joint(params, data, lay)[0]
     ll_plugin = float(np.dot(data.pattern_count, logsumexp_np(joint, axis=-1)))
     return {**run, "values": values, "loglik": ll_plugin}
+
+
+def cell_counts(M: np.ndarray, lay: TableLayout, n_cells: int, K: int) -> np.ndarray:
+    """``(n_cells, K, K)`` expected confusion counts ``n[c, t, a]`` (cell, true, rated) from
+    the E-step's expected counts ``M`` (one row per (parameter row, rated category) pair of
+    ``lay``, one column per true class)."""
+    counts = np.zeros((n_cells * K, K))
+    idx = lay.e_row * K + lay.e_code
+    for t in range(K):
+        counts[:, t] = np.bincount(idx, M[:, t], minlength=n_cells * K)
+    return np.asarray(counts.reshape(n_cells, K, K).transpose(0, 2, 1))
 
 
 def partial_mstep(
@@ -291,4 +298,4 @@ def partial_mstep(
     return x, L - logsumexp(L, axis=-1, keepdims=True), penalty
 
 
-__all__ = ["ds_em_run", "partial_mstep"]
+__all__ = ["cell_counts", "ds_em_run", "partial_mstep"]

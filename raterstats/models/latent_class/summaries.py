@@ -335,28 +335,28 @@ def system_score_draws(
 CHAIN_GROUP = "chain_label_posterior"
 
 
-def label_switching(
-    model: LatentClassModel, dt: xr.DataTree, *, threshold: float = 0.5
-) -> list[str]:
-    """Chains whose label posterior is a permutation of chain 0's, per dimension, in words
-    (see :func:`raterstats.diagnostics.label_switching`)."""
+def chain_label_prob(
+    model: LatentClassModel, dt: xr.DataTree, data: LatentClassData
+) -> list[np.ndarray]:
+    """Each chain's label posterior ``(n_units, K)``, averaged over that chain's draws
+    (a Gibbs fit stores them, :data:`CHAIN_GROUP`; otherwise computed from the draws)."""
     post = dt["posterior"].to_dataset()
-    if post.sizes["chain"] < 2:
-        return []
-    data = fit_data(dt)
-    labels = []
-    # a Gibbs fit stores each chain's label posterior (computed by its sweeps)
-    by_chain = (
-        np.asarray(dt[CHAIN_GROUP].to_dataset()["prob"].values)
-        if CHAIN_GROUP in dt.children
-        else None
-    )
+    if CHAIN_GROUP in dt.children:
+        by_chain = np.asarray(dt[CHAIN_GROUP].to_dataset()["prob"].values)
+        return [by_chain[c] for c in range(by_chain.shape[0])]
+    out = []
     for c in range(post.sizes["chain"]):
-        if by_chain is not None:
-            labels.append(np.argmax(by_chain[c], axis=-1))
-            continue
         prob, _ = model.draws_summary(post.isel(chain=[c]), data, loglik=False)
-        labels.append(np.argmax(prob, axis=-1)[data.unit_pattern])
+        out.append(prob[data.unit_pattern])
+    return out
+
+
+def switching_lines(
+    data: LatentClassData, labels: list[np.ndarray], *, threshold: float = 0.5
+) -> list[str]:
+    """Chains whose most probable labels (``labels``, one ``(n_units,)`` array per chain)
+    are a permutation of chain 0's, per dimension, in words (see
+    :func:`raterstats.diagnostics.label_switching`)."""
     from scipy.optimize import linear_sum_assignment  # 0.3 s to import: only when checked
 
     out = []
@@ -385,14 +385,29 @@ def label_switching(
     return out
 
 
+def label_switching(
+    model: LatentClassModel, dt: xr.DataTree, *, threshold: float = 0.5
+) -> list[str]:
+    """Chains whose label posterior is a permutation of chain 0's, per dimension, in words
+    (see :func:`raterstats.diagnostics.label_switching`)."""
+    post = dt["posterior"].to_dataset()
+    if post.sizes["chain"] < 2:
+        return []
+    data = fit_data(dt)
+    labels = [np.argmax(p, axis=-1) for p in chain_label_prob(model, dt, data)]
+    return switching_lines(data, labels, threshold=threshold)
+
+
 __all__ = [
     "CHAIN_GROUP",
     "LABEL_SCORES",
+    "chain_label_prob",
     "fit_data",
     "item_posterior",
     "label_prob_draws",
     "label_switching",
     "rater_summary",
+    "switching_lines",
     "system_score_draws",
     "unit_label_prob",
     "unit_system_table",
