@@ -6,9 +6,9 @@ be rearranged without touching their users. The modules, by job: ``data`` (the l
 the ratings), ``reference`` (the NumPy likelihood every compiled kernel is tested
 against), ``graph`` (PyTensor pieces of the PyMC models), ``base`` (the shared model
 class), ``summaries`` (its post-fit answers), ``em`` (the EM driver), ``mace*`` and
-``dawid_skene*`` (each model, its compiled density and its EM), ``layout`` (named
-positions of the compiled densities' data), ``kernels_density`` / ``kernels_em`` (numba)
-and ``callbacks`` (numba entry points and nutpie's C callbacks).
+``dawid_skene*``, ``glad*`` (each model, its compiled density and its EM), ``layout``
+(named positions of the compiled densities' data), ``kernels_density`` / ``kernels_em`` /
+``kernels_glad`` (numba) and ``callbacks`` (numba entry points and nutpie's C callbacks).
 """
 
 from raterstats.models.latent_class.base import (
@@ -23,6 +23,7 @@ from raterstats.models.latent_class.data import (
     prepare_latent_class,
 )
 from raterstats.models.latent_class.dawid_skene import POOLINGS, DawidSkene
+from raterstats.models.latent_class.glad import GLAD
 from raterstats.models.latent_class.graph import NEG
 from raterstats.models.latent_class.mace import MACE
 from raterstats.models.latent_class.reference import (
@@ -41,6 +42,7 @@ from raterstats.models.latent_class.summaries import label_switching
 from raterstats.schema import UNIT_SEP
 
 __all__ = [
+    "GLAD",
     "MACE",
     "NEG",
     "POOLINGS",
