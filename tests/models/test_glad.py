@@ -266,3 +266,82 @@ def test_em_with_mixed_categories_and_map_on_the_density(mixed_k):
     assert mode.sample_stats["lp"].item() == pytest.approx(
         em.sample_stats.attrs["objective"], abs=1e-3
     )
+
+
+# ------------------------------------------------- slow: data simulated from GLAD itself
+
+
+def unit_order(dt: xr.DataTree) -> np.ndarray:
+    """The simulated item index of every unit of a fit (items are ``i0000``, ...)."""
+    return np.array([int(str(i)[1:]) for i in dt["constant_data"]["item"].values])
+
+
+def rater_order(dt: xr.DataTree) -> np.ndarray:
+    """The simulated rater index of every rater of a fit (raters are ``r000``, ...)."""
+    return np.array([int(str(r)[1:]) for r in dt.posterior["rater"].values])
+
+
+def true_label_log_loss(dt: xr.DataTree, truth: np.ndarray) -> float:
+    """Mean log loss of the fit's label posteriors against the simulated true labels."""
+    prob = dt["label_posterior"]["prob"].values
+    p = prob[np.arange(prob.shape[0]), truth[unit_order(dt)]]
+    return float(-np.mean(np.log(np.clip(p, 1e-12, None))))
+
+
+@pytest.mark.slow
+def test_nuts_recovers_the_simulated_parameters():
+    ratings, truth = simulate_glad(n_items=400, n_raters=20, per_item=5, K=3, seed=21)
+    dt = GLAD().fit(ratings, random_seed=1, progress=False)
+    d = raterstats.diagnose(dt, warn=False)
+    assert float(np.nanmax(d.parameters["rhat"].to_numpy())) <= 1.01
+    assert d.divergences == 0
+    post = dt.posterior.mean(("chain", "draw"))
+    ability = post["ability"].values[:, 0, 0]
+    assert np.corrcoef(ability, truth["ability"][rater_order(dt)])[0, 1] > 0.95
+    log_b = np.log(dt.posterior["easiness"]).mean(("chain", "draw")).values
+    assert np.corrcoef(log_b, np.log(truth["easiness"][unit_order(dt)]))[0, 1] > 0.5
+    np.testing.assert_allclose(post["prevalence"].values[0], truth["prevalence"], atol=0.06)
+    codes = raterstats.item_posterior(dt)["map_code"].isel(dimension=0).values
+    assert (codes == truth["truth"][unit_order(dt)]).mean() >= 0.9
+
+
+@pytest.mark.slow
+def test_90_percent_intervals_cover_the_simulated_truth():
+    # parameters drawn from the default prior, so the posterior's intervals are calibrated
+    # on average over replicates (the argument of simulation-based calibration)
+    hits: dict[str, list[np.ndarray]] = {"ability": [], "log easiness": [], "prevalence": []}
+    for rep in range(20):
+        ratings, truth = simulate_glad(n_items=60, n_raters=10, per_item=4, K=3, seed=1000 + rep)
+        dt = GLAD().fit(ratings, random_seed=rep, progress=False, log_likelihood=False)
+        post = dt.posterior
+        draws = {
+            "ability": post["ability"].values[..., 0, 0],
+            "log easiness": np.log(post["easiness"].values),
+            "prevalence": post["prevalence"].values[..., 0, :],
+        }
+        true = {
+            "ability": truth["ability"][rater_order(dt)],
+            "log easiness": np.log(truth["easiness"][unit_order(dt)]),
+            "prevalence": truth["prevalence"],
+        }
+        for name, x in draws.items():
+            lo, hi = np.quantile(x.reshape(-1, *x.shape[2:]), [0.05, 0.95], axis=0)
+            hits[name].append((lo <= true[name]) & (true[name] <= hi))
+    coverage = {k: float(np.concatenate(v).mean()) for k, v in hits.items()}
+    assert all(0.80 <= c <= 0.97 for c in coverage.values()), coverage
+
+
+@pytest.mark.slow
+def test_nuts_has_a_lower_log_loss_than_em_on_a_sparse_crowd():
+    # the regime where the spread of the parameters matters: 150 items x 3 ratings from 50
+    # raters (about 9 ratings each), two classes; log loss against the simulated labels
+    em_loss, nuts_loss = [], []
+    for rep in range(8):
+        ratings, truth = simulate_glad(n_items=150, n_raters=50, per_item=3, K=2, seed=200 + rep)
+        em = GLAD().fit(ratings, method="em", random_seed=1)
+        nuts = GLAD().fit(ratings, random_seed=1, progress=False)
+        em_loss.append(true_label_log_loss(em, truth["truth"]))
+        nuts_loss.append(true_label_log_loss(nuts, truth["truth"]))
+    em_loss, nuts_loss = np.array(em_loss), np.array(nuts_loss)
+    assert nuts_loss.mean() < em_loss.mean(), (nuts_loss, em_loss)
+    assert (nuts_loss < em_loss).mean() >= 0.75, (nuts_loss, em_loss)
