@@ -256,6 +256,29 @@ def test_post_fit_questions_and_a_saved_fit(study, tmp_path):
     xr.testing.assert_equal(raterstats.rater_summary(back), summary)
 
 
+def test_a_labelling_with_mostly_adversarial_raters_is_reported(em_fit):
+    from raterstats.models.latent_class.glad import adversarial_note, adversarial_rating_share
+
+    dt = em_fit
+    share = adversarial_rating_share(dt)
+    assert share == pytest.approx(dt.sample_stats.attrs["adversarial_rating_share"])
+    assert share < 0.5 and adversarial_note(dt) is None
+    flipped = dt.copy()
+    flipped["posterior"]["ability"] = -dt.posterior["ability"]
+    assert adversarial_rating_share(flipped) == pytest.approx(1 - share)
+    assert "adversarial" in adversarial_note(flipped)
+    assert any("adversarial" in p for p in GLAD().convergence_problems(flipped))
+
+
+def test_card_names_the_posterior_variables(em_fit):
+    from pathlib import Path
+
+    yaml = pytest.importorskip("yaml")
+    card = Path(__file__).resolve().parents[2] / "models" / "glad" / "card.md"
+    front = yaml.safe_load(card.read_text().split("---", 2)[1])
+    assert set(front["parameters"]) == set(em_fit.posterior.data_vars)
+
+
 def test_em_with_mixed_categories_and_map_on_the_density(mixed_k):
     em = GLAD().fit(mixed_k, method="em", random_seed=1)
     prev = em.posterior["prevalence"].values[0, 0]

@@ -243,6 +243,13 @@ class GLAD(LatentClassModel):
             "typical_accuracy": xr.apply_ufunc(expit, posterior["ability"] * med),
         }
 
+    def convergence_problems(self, dt: xr.DataTree) -> list[str]:
+        """Label switching (the family's check) and a labelling in which most ratings come
+        from adversarial raters (:func:`adversarial_rating_share` above 1/2)."""
+        problems = super().convergence_problems(dt)
+        note = adversarial_note(dt)
+        return [*problems, note] if note else problems
+
     # ------------------------------------------------------------------ EM
 
     def fit_em(
@@ -297,7 +304,65 @@ class GLAD(LatentClassModel):
         attrs = dt["sample_stats"].attrs
         attrs["objective"] = float(res["objective"])
         attrs["objective_history"] = json.dumps([float(v) for v in res["history"]])
+        ability = res["values"]["ability"]
+        attrs["adversarial_rating_share"] = negative_share(
+            ability, data.rater, data.dim, data.design
+        )
         return dt
 
 
-__all__ = ["GLAD"]
+def negative_share(
+    ability: np.ndarray, rater: np.ndarray, dim: np.ndarray, design: np.ndarray
+) -> float:
+    """The share of ratings (``rater``, ``dim``, ``design`` index arrays) whose
+    rater x dimension x design cell has a negative ``ability`` ``(R, D, G)``.
+
+    Examples
+    --------
+    >>> negative_share(np.array([[[1.0]], [[-0.5]]]), np.array([0, 1, 1]), np.zeros(3, int),
+    ...                np.zeros(3, int))
+    0.6666666666666666
+    """
+    return float(np.mean(ability[rater, dim, design] < 0))
+
+
+def adversarial_rating_share(dt: xr.DataTree) -> float:
+    """The share of a GLAD fit's ratings given in rater x dimension x design cells whose
+    posterior mean ability is negative: raters the fit reads as adversarial (less likely
+    to give the true label than a coin that picks between it and all the others together).
+    Needs no gold; above 1/2 the fit explains most ratings as deliberate errors. EM fits
+    record it in ``sample_stats.attrs["adversarial_rating_share"]``.
+
+    Examples
+    --------
+    >>> from raterstats.simulate import archehr_like_study
+    >>> r = archehr_like_study(n_cases=4, n_systems=3, random_seed=1).ratings
+    >>> share = adversarial_rating_share(GLAD().fit(r, method="em", random_seed=1))
+    >>> 0 <= share < 0.5
+    True
+    """
+    const = dt["constant_data"]
+    return negative_share(
+        dt["posterior"]["ability"].mean(("chain", "draw")).values,
+        const["obs_rater"].values.astype(np.int64),
+        const["obs_dimension"].values.astype(np.int64),
+        const["obs_design"].values.astype(np.int64),
+    )
+
+
+def adversarial_note(dt: xr.DataTree) -> str | None:
+    """The problem, in words, of a fit whose :func:`adversarial_rating_share` is above
+    1/2; None otherwise."""
+    share = adversarial_rating_share(dt)
+    if share <= 0.5:
+        return None
+    return (
+        f"GLAD: {share:.0%} of the ratings come from raters whose ability is negative "
+        "(adversarial): the fit explains most ratings as deliberate errors, which usually "
+        "means that the model does not describe these data (errors that are not uniform "
+        "over the other categories, a rare class) rather than an adversarial crowd; compare "
+        "the labels with the majority vote and with MACE or Dawid-Skene"
+    )
+
+
+__all__ = ["GLAD", "adversarial_note", "adversarial_rating_share", "negative_share"]

@@ -103,7 +103,7 @@ def glad_to_unconstrained(values: Mapping[str, Any], data: LatentClassData) -> n
     ...          "prevalence": np.full((3, 3), 1 / 3)}
     >>> x = glad_to_unconstrained(point, d)
     >>> x.size, float(x[36]), float(x[-1])  # 36 abilities, then log easiness, then simplex
-    (96, 1.0, 0.0)
+    (60, 1.0, 0.0)
     """
     alpha = np.asarray(values["ability"], float).reshape(-1)
     s = np.log(np.clip(np.asarray(values["easiness"], float).reshape(-1), 1e-300, None))
