@@ -79,6 +79,7 @@ import numpy as np
 from categorical import item_probs, load_dataset
 from raterstats import diagnose
 from raterstats.models import GLAD, Prior
+from raterstats.models.latent_class import adversarial_rating_share
 spec = json.loads(sys.argv[1])
 r, gold, _, _ = load_dataset(spec["name"])
 fit = spec["fit"]
@@ -89,6 +90,7 @@ dtree = model.fit(r, random_seed=1, log_likelihood=False, **kw)
 out = {"s": time.perf_counter() - t0, "probas": item_probs(dtree)}
 prev = dtree.posterior["prevalence"].mean(("chain", "draw")).values[0]
 out["prevalence"] = [float(v) for v in prev]
+out["adversarial"] = adversarial_rating_share(dtree)
 if fit == "nuts":
     d = diagnose(dtree, warn=False)
     out["rhat"] = float(np.nanmax(d.parameters["rhat"].to_numpy()))
@@ -179,9 +181,10 @@ def to_markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "",
         "| data set | K | ratings | gold | EM acc | EM (uniform pi) acc | NUTS acc | crowd-kit acc "
         "| published | EM log loss | EM (uniform pi) log loss | NUTS log loss | crowd-kit log "
-        "loss | EM s | NUTS s (load) | NUTS R-hat / div | EM pi_1 | NUTS pi_1 | crowd-kit s |",
+        "loss | EM s | NUTS s (load) | NUTS R-hat / div | EM pi_1 | NUTS pi_1 | EM adversarial "
+        "| crowd-kit s |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:"
-        "|---:|",
+        "|---:|---:|",
     ]
     for r in rows:
         nuts_s = (
@@ -203,6 +206,7 @@ def to_markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             f"| {fmt_number(r.get('nuts_logloss'))} | {fmt_number(r.get('crowdkit_logloss'))} "
             f"| {fmt_number(r.get('em_s'), '.1f')} | {nuts_s} | {diag} "
             f"| {fmt_number(pi_em)} | {fmt_number(pi_nuts)} "
+            f"| {fmt_number(r.get('em_adversarial'), '.2f')} "
             f"| {fmt_number(r.get('crowdkit_s'), '.1f')} |"
         )
     both = [r for r in rows if "em_acc" in r and "crowdkit_acc" in r]
@@ -215,7 +219,10 @@ def to_markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"- NUTS lower log loss than EM on "
         f"{sum(r['nuts_logloss'] < r['em_logloss'] for r in nuts)} of {len(nuts)} data sets "
         "with a NUTS fit",
-        "- `pi_1`: estimated prevalence of the first category (the posterior mean for NUTS)",
+        "- `pi_1`: estimated prevalence of the first category (the posterior mean for NUTS); "
+        "`EM adversarial`: the share of ratings from raters with negative ability in the EM "
+        "fit (`adversarial_rating_share`, no gold used; above 0.5 a NUTS fit reports it as a "
+        "problem)",
         "",
         END,
         "",

@@ -23,7 +23,7 @@ from raterstats.models.latent_class.data import (
     prepare_latent_class,
 )
 from raterstats.models.latent_class.dawid_skene import POOLINGS, DawidSkene
-from raterstats.models.latent_class.glad import GLAD
+from raterstats.models.latent_class.glad import GLAD, adversarial_rating_share
 from raterstats.models.latent_class.graph import NEG
 from raterstats.models.latent_class.mace import MACE
 from raterstats.models.latent_class.reference import (
@@ -51,6 +51,7 @@ __all__ = [
     "LatentClassData",
     "LatentClassModel",
     "TableLayout",
+    "adversarial_rating_share",
     "class_counts",
     "data_from_groups",
     "ds_rating_table",
