@@ -371,3 +371,36 @@ def test_nuts_has_a_lower_log_loss_than_em_on_a_sparse_crowd():
     em_loss, nuts_loss = np.array(em_loss), np.array(nuts_loss)
     assert nuts_loss.mean() < em_loss.mean(), (nuts_loss, em_loss)
     assert (nuts_loss < em_loss).mean() >= 0.75, (nuts_loss, em_loss)
+
+
+@pytest.mark.slow
+def test_em_estimates_a_rare_class_from_data_simulated_from_glad():
+    # why the label prior is estimated (the card: real data): on GLAD's own data with one
+    # class at 12 %, EM's estimated prevalence is close to the truth, and the labels are
+    # better than with crowd-kit's fixed uniform label prior
+    rng = np.random.default_rng(5)
+    n_items, n_raters = 3000, 100
+    ability, easiness = rng.normal(1, 1, n_raters), np.exp(rng.normal(1, 1, n_items))
+    truth = (rng.random(n_items) < 0.12).astype(int)
+    item = np.repeat(np.arange(n_items), 3)
+    rater = np.concatenate([rng.choice(n_raters, 3, replace=False) for _ in range(n_items)])
+    right = rng.random(item.size) < expit(ability[rater] * easiness[item])
+    code = np.where(right, truth[item], 1 - truth[item])
+    frame = pl.DataFrame(
+        {
+            "item": [f"i{i:04d}" for i in item],
+            "rater": [f"r{j:03d}" for j in rater],
+            "rating": code.astype(str),
+        }
+    )
+    ratings = read_ratings(frame, scale=NominalScale(["0", "1"]))
+    uniform = GLAD(priors={"prevalence": Prior("Dirichlet", a=1e6)})
+    accuracy = {}
+    for name, model in (("estimated", GLAD()), ("uniform", uniform)):
+        dt = model.fit(ratings, method="em", random_seed=1, log_likelihood=False)
+        prob = dt["label_posterior"]["prob"].values
+        accuracy[name] = float((prob.argmax(axis=1) == truth[unit_order(dt)]).mean())
+        if name == "estimated":
+            rare = float(dt.posterior["prevalence"].values[0, 0, 0, 1])
+            assert rare == pytest.approx(truth.mean(), abs=0.02)
+    assert accuracy["estimated"] > accuracy["uniform"], accuracy
