@@ -129,7 +129,9 @@ def run_dataset(name: str, fits: set[str], args: argparse.Namespace, tmp: Path) 
         "gold": len(gold),
         "dropped_third_repeats": dropped,
         "published_crowdkit": PUBLISHED.get(name),
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
+    labels: dict[str, dict[str, str]] = {}
     for fit in FITS:
         if fit not in fits:
             continue
@@ -147,13 +149,28 @@ def run_dataset(name: str, fits: set[str], args: argparse.Namespace, tmp: Path) 
         if "error" in res:
             row[f"{fit}_skipped"] = " ".join(str(res["error"]).split())[-200:]
             continue
-        acc, ll = label_scores(res.pop("probas"), gold)
+        probas = res.pop("probas")
+        labels[fit] = {i: max(p, key=lambda k: p[k]) for i, p in probas.items()}
+        acc, ll = label_scores(probas, gold)
         row[f"{fit}_acc"], row[f"{fit}_logloss"] = acc, ll
         row[f"{fit}_load"] = res.pop("load")
         for k, v in res.items():
             row[f"{fit}_{k}"] = v
         print(f"{name} {fit}: acc {acc:.4f} log loss {ll:.3f} ({res['s']:.1f} s)", flush=True)
+    for ours in ("em", "em_uniform"):  # the same label as crowd-kit's, over all items
+        if ours in labels and "crowdkit" in labels:
+            theirs = labels["crowdkit"]
+            same = [labels[ours][i] == theirs[i] for i in labels[ours] if i in theirs]
+            row[f"{ours}_same_as_crowdkit"] = float(sum(same) / len(same))
     return row
+
+
+def owner(key: str) -> str | None:
+    """The fit a result key belongs to (the longest of :data:`FITS` that prefixes it with
+    ``_``: ``em_uniform_acc`` is ``em_uniform``'s, ``em_acc`` ``em``'s); None: the data
+    set's own."""
+    found = [f for f in FITS if key.startswith(f + "_")]
+    return max(found, key=len) if found else None
 
 
 def to_markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
@@ -164,8 +181,9 @@ def to_markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "Written by `benchmarks/glad.py` (rerun it; do not edit by hand). Reproduce: "
         f"`{REPRODUCE}` (one data set or fit: `--datasets NAME`, `--fits em,crowdkit`).",
         "",
-        f"- date: {meta['date']}; raterstats {meta['version']}; crowd-kit {meta['crowdkit']}",
-        f"- machine: {meta['machine']}",
+        f"- fits run {meta['first']} to {meta['last']} (a rerun of some fits keeps the "
+        f"others); raterstats {meta['version']}; crowd-kit {meta['crowdkit']}",
+        f"- machine: {meta['machine']}; each fit's load average is in the second table",
         "- seed 1, default priors and settings; every fit in a process of its own, its seconds "
         "measured inside it (NUTS: EM start, sampling, label posteriors and diagnostics; "
         "4 chains x 1,000 draws after 500 tuning steps); `load` is the 1-minute load average "
@@ -179,22 +197,12 @@ def to_markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "with gold; `published`: crowd-kit's GLAD accuracy in the data set's README "
         "(Ustalov et al. 2024)",
         "",
-        "| data set | K | ratings | gold | EM acc | EM (uniform pi) acc | NUTS acc | crowd-kit acc "
-        "| published | EM log loss | EM (uniform pi) log loss | NUTS log loss | crowd-kit log "
-        "loss | EM s | NUTS s (load) | NUTS R-hat / div | EM pi_1 | NUTS pi_1 | EM adversarial "
-        "| crowd-kit s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:"
-        "|---:|---:|",
+        "| data set | K | ratings | gold | EM acc | EM (uniform pi) acc | NUTS acc "
+        "| crowd-kit acc | published | EM log loss | EM (uniform pi) log loss "
+        "| NUTS log loss | crowd-kit log loss |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        nuts_s = (
-            f"{r['nuts_s']:.0f} ({r['nuts_load']:.1f})"
-            if "nuts_s" in r
-            else ("skipped" if "nuts_skipped" in r else "-")
-        )
-        diag = f"{r['nuts_rhat']:.3f} / {r['nuts_div']}" if "nuts_rhat" in r else "-"
-        pi_em = r.get("em_prevalence", [None])[0]
-        pi_nuts = r.get("nuts_prevalence", [None])[0]
         lines.append(
             f"| {r['dataset']} | {r['K']} | {r['ratings']:,} | {r['gold']:,} "
             f"| {fmt_number(r.get('em_acc'), '.4f')} "
@@ -203,11 +211,36 @@ def to_markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             f"| {fmt_number(r.get('crowdkit_acc'), '.4f')} "
             f"| {fmt_number(r.get('published_crowdkit'), '.3f')} "
             f"| {fmt_number(r.get('em_logloss'))} | {fmt_number(r.get('em_uniform_logloss'))} "
-            f"| {fmt_number(r.get('nuts_logloss'))} | {fmt_number(r.get('crowdkit_logloss'))} "
-            f"| {fmt_number(r.get('em_s'), '.1f')} | {nuts_s} | {diag} "
-            f"| {fmt_number(pi_em)} | {fmt_number(pi_nuts)} "
-            f"| {fmt_number(r.get('em_adversarial'), '.2f')} "
-            f"| {fmt_number(r.get('crowdkit_s'), '.1f')} |"
+            f"| {fmt_number(r.get('nuts_logloss'))} | {fmt_number(r.get('crowdkit_logloss'))} |"
+        )
+    lines += [
+        "",
+        "| data set | EM s (load) | EM iterations | NUTS s (load) | NUTS max R-hat / div / min "
+        "bulk ESS | EM pi_1 | NUTS pi_1 | EM adversarial | crowd-kit s (iterations) "
+        "| EM = crowd-kit label | EM (uniform pi) = crowd-kit label |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+
+        def timed(fit: str, r: dict[str, Any] = r) -> str:
+            if f"{fit}_s" not in r:
+                return "skipped" if f"{fit}_skipped" in r else "-"
+            return f"{r[f'{fit}_s']:.1f} ({r[f'{fit}_load']:.1f})"
+
+        diag = (
+            f"{r['nuts_rhat']:.3f} / {r['nuts_div']} / {r['nuts_ess_bulk']:.0f}"
+            if "nuts_rhat" in r
+            else "-"
+        )
+        ck = f"{r['crowdkit_s']:.1f} ({r['crowdkit_iterations']})" if "crowdkit_s" in r else "-"
+        lines.append(
+            f"| {r['dataset']} | {timed('em')} | {r.get('em_iterations', '-')} "
+            f"| {timed('nuts')} | {diag} "
+            f"| {fmt_number(r.get('em_prevalence', [None])[0])} "
+            f"| {fmt_number(r.get('nuts_prevalence', [None])[0])} "
+            f"| {fmt_number(r.get('em_adversarial'), '.2f')} | {ck} "
+            f"| {fmt_number(r.get('em_same_as_crowdkit'))} "
+            f"| {fmt_number(r.get('em_uniform_same_as_crowdkit'))} |"
         )
     both = [r for r in rows if "em_acc" in r and "crowdkit_acc" in r]
     nuts = [r for r in rows if "nuts_logloss" in r and "em_logloss" in r]
@@ -222,7 +255,8 @@ def to_markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "- `pi_1`: estimated prevalence of the first category (the posterior mean for NUTS); "
         "`EM adversarial`: the share of ratings from raters with negative ability in the EM "
         "fit (`adversarial_rating_share`, no gold used; above 0.5 a NUTS fit reports it as a "
-        "problem)",
+        "problem); `= crowd-kit label`: the share of all items (gold or not) given the same "
+        "most probable label as crowd-kit's GLAD",
         "",
         END,
         "",
@@ -237,18 +271,23 @@ def main() -> None:
     p.add_argument("--nuts-max-ratings", type=int, default=30_000)
     p.add_argument("--timeout", type=int, default=1800, help="seconds per fit")
     p.add_argument("--no-write", action="store_true", help="print, do not update RESULTS.md")
+    p.add_argument(
+        "--render-only",
+        action="store_true",
+        help="fit nothing: rewrite the RESULTS.md section from glad_results.json",
+    )
     args = p.parse_args()
     fits = {f.strip() for f in args.fits.split(",") if f.strip()}
     names = [d for d in DATASETS if not args.datasets or d in args.datasets.split(",")]
     old = {r["dataset"]: r for r in json.loads(RESULTS.read_text())} if RESULTS.exists() else {}
     tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"glad_bench_{os.getpid()}"
     tmp.mkdir(parents=True, exist_ok=True)
-    for name in names:
+    for name in [] if args.render_only else names:
         if not (DATA_ROOT / name / "data.csv").exists():
             old[name] = {"dataset": name, "error": "data not available"}
             continue
         row = run_dataset(name, fits, args, tmp)
-        kept = {k: v for k, v in old.get(name, {}).items() if not k.startswith(tuple(fits))}
+        kept = {k: v for k, v in old.get(name, {}).items() if owner(k) not in fits}
         old[name] = kept | row
     rows = [old[d] for d in DATASETS if d in old and "error" not in old[d]]
     RESULTS.write_text(json.dumps(rows, indent=1) + "\n")
@@ -257,7 +296,8 @@ def main() -> None:
     import raterstats
 
     meta = {
-        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "first": min((r["date"] for r in rows if "date" in r), default="-"),
+        "last": max((r["date"] for r in rows if "date" in r), default="-"),
         "version": raterstats.__version__,
         "crowdkit": metadata.version("crowd-kit"),
         "machine": machine(),
