@@ -135,7 +135,7 @@ def test_typos_inside_a_section_are_errors_with_a_did_you_mean(tmp_path, files):
         ("[columns]\nitme = 'a'", "'itme' is not a column role; did you mean 'item'?"),
         ("[filter]\nraterr = 'x'", "cannot filter on 'raterr'; did you mean 'rater'?"),
         ("[filter]\nrepeat = 'maybe'", "repeat takes true or false"),
-        ('[fit]\nmodel = "glad"', "unknown model 'glad'"),
+        ('[fit]\nmodel = "nosuchmodel"', "unknown model 'nosuchmodel'"),
         ('[fit]\nsampler = "NutPie"', "did you mean 'nutpie'?"),
         ("[rank]\nci = 1.5", "an interval probability is between 0 and 1"),
         ('[rank]\nscore_map = "yes-partially-no"', "did you mean 'yes_partially_no'?"),
@@ -604,8 +604,8 @@ def test_a_filter_on_a_number_like_id_selects_that_id(files):
 
 def test_unknown_model_method_and_sampler(files):
     """issue 18: unknown names exit 2 with the known ones."""
-    code, out = run("fit", files["yes_no"], "--model", "glad")
-    assert code == 2 and "unknown model 'glad'" in out
+    code, out = run("fit", files["yes_no"], "--model", "nosuchmodel")
+    assert code == 2 and "unknown model 'nosuchmodel'" in out
     code, out = run("fit", files["yes_no"], "--model", "ordinal", "--method", "em")
     assert code == 2 and "--method 'em' is not one of nuts, map, advi" in out
     code, out = run("fit", files["yes_no"], "--sampler", "NutPie")

@@ -1,8 +1,8 @@
-"""docs/contributing.md stays honest: its walkthrough "Adding a model: GLAD, step by step"
+"""docs/contributing.md stays honest: its walkthrough "Adding a model: ZenCrowd, step by step"
 shows three files (the model, its card, its tests) as fenced blocks titled with their
 paths; these tests extract them, lint the model file as if it were at its path, and run
 the walkthrough (``tests/contributing/run_walkthrough.py``) in a subprocess, because
-registering a model is global and the test process must never register GLAD.
+registering a model is global and the test process must never register ZenCrowd.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "docs" / "contributing.md"
 RUNNER = REPO / "tests" / "contributing" / "run_walkthrough.py"
-SECTION = "## Adding a model: GLAD, step by step"
+SECTION = "## Adding a model: ZenCrowd, step by step"
 
 #: block title (the file's path in the repository) -> file name given to the runner
 BLOCKS = {
-    "raterstats/models/latent_class/glad.py": "model.py",
-    "models/glad/card.md": "card.md",
-    "tests/models/test_glad.py": "test_model.py",
+    "raterstats/models/latent_class/zencrowd.py": "model.py",
+    "models/zencrowd/card.md": "card.md",
+    "tests/models/test_zencrowd.py": "test_model.py",
 }
 #: the dotted name the model file has at its path
-MODULE = "raterstats.models.latent_class.glad"
+MODULE = "raterstats.models.latent_class.zencrowd"
 
 OPEN = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 
@@ -83,8 +83,17 @@ def test_the_walkthrough_is_the_last_section_and_shows_the_three_files() -> None
     walkthrough = text[text.index(SECTION) :]
     blocks = titled_blocks(walkthrough)
     assert set(BLOCKS) <= set(blocks)
-    assert blocks["models/glad/card.md"].startswith("---\nmodel: glad\n")
-    assert len(blocks["raterstats/models/latent_class/glad.py"].splitlines()) < 250
+    assert blocks["models/zencrowd/card.md"].startswith("---\nmodel: zencrowd\n")
+    assert len(blocks["raterstats/models/latent_class/zencrowd.py"].splitlines()) < 250
+
+
+def test_the_walkthrough_adds_a_model_the_package_does_not_have() -> None:
+    # the page's model is registered only in the runner's process; one of the same name in
+    # the package would collide there (and the page would show a copy of package code)
+    from raterstats.models import registered_models
+
+    assert not (REPO / next(iter(BLOCKS))).exists()
+    assert MODULE.rsplit(".", 1)[-1] not in registered_models()
 
 
 def test_fence_parsing_catches_an_unclosed_block() -> None:
@@ -108,8 +117,8 @@ def test_the_page_renders_with_the_sites_markdown_extensions() -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("ruff") is None, reason="ruff is not installed")
 def test_the_model_file_is_lint_clean_at_its_path() -> None:
-    code = titled_blocks(PAGE.read_text())["raterstats/models/latent_class/glad.py"]
-    path = "raterstats/models/latent_class/glad.py"
+    code = titled_blocks(PAGE.read_text())["raterstats/models/latent_class/zencrowd.py"]
+    path = "raterstats/models/latent_class/zencrowd.py"
     for command in (["check"], ["format", "--check"]):
         result = subprocess.run(
             [sys.executable, "-m", "ruff", *command, "--stdin-filename", path, "-"],

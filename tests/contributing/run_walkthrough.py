@@ -1,23 +1,24 @@
-"""Run the GLAD walkthrough of docs/contributing.md in a fresh process.
+"""Run the ZenCrowd walkthrough of docs/contributing.md in a fresh process.
 
 ``tests/test_contributing.py`` extracts the page's three files into a folder and runs this
 script on it, in a subprocess: registering a model is global (the registry of
-``raterstats.models.base``), so GLAD must never be registered in the test process.
+``raterstats.models.base``), so ZenCrowd must never be registered in the test process.
 
 Usage: ``python run_walkthrough.py FOLDER MODULE``. ``FOLDER`` holds the
 page's blocks as ``model.py``, ``card.md`` and ``test_model.py``; ``MODULE`` is the dotted
-name the model file would have in the package (``raterstats.models.latent_class.glad``).
+name the model file would have in the package
+(``raterstats.models.latent_class.zencrowd``).
 The script
 
 1. imports ``model.py`` under ``MODULE`` (a module outside ``raterstats/models`` is not
    discovered: it registers its class when imported, as the page says) and runs its
    doctests;
-2. checks the registry: ``model_class("glad")``, ``raterstats.models.GLAD``, the command
-   line's ``--model`` listing, the card's front matter against the class (the rule of
+2. checks the registry: ``model_class("zencrowd")``, ``raterstats.models.ZenCrowd``, the
+   command line's ``--model`` listing, the card's front matter against the class (the rule of
    ``tests/test_registry.py``);
-3. fits a small simulated study by NUTS and asks every post-fit question through the
-   package's functions (no ratings passed), the methods paragraph and ``raterstats fit
-   --model glad``;
+3. fits a small simulated study (three dimensions) by NUTS and asks every post-fit
+   question through the package's functions (no ratings passed), the methods paragraph
+   and ``raterstats fit --model zencrowd``;
 4. runs the page's test file with pytest under the repository's configuration (warnings
    are errors there).
 
@@ -48,7 +49,7 @@ def load_model(folder: Path, module: str) -> type:
     mod = importlib.util.module_from_spec(spec)
     sys.modules[module] = mod
     spec.loader.exec_module(mod)
-    return mod.GLAD
+    return mod.ZenCrowd
 
 
 def check_registry(cls: type, card: Path) -> None:
@@ -57,13 +58,13 @@ def check_registry(cls: type, card: Path) -> None:
     import raterstats.models
     from raterstats.models import model_class, registered_models
 
-    assert model_class("glad") is cls
-    assert model_class("GLAD") is cls
-    assert registered_models()["glad"] is cls
-    assert raterstats.models.GLAD is cls  # discovery's __getattr__, no edit of __init__
+    assert model_class("zencrowd") is cls
+    assert model_class("ZenCrowd") is cls
+    assert registered_models()["zencrowd"] is cls
+    assert raterstats.models.ZenCrowd is cls  # discovery's __getattr__, no edit of __init__
     assert cls.answers("item_posterior") and cls.answers("system_score_draws")
     assert cls.answers("rater_summary")
-    assert cls.description and any("Whitehill" in r for r in cls.references)
+    assert cls.description and any("Demartini" in r for r in cls.references)
 
     _, head, _ = card.read_text().split("---", 2)
     fm = yaml.safe_load(head)
@@ -80,8 +81,8 @@ def check_registry(cls: type, card: Path) -> None:
     from raterstats.cli import app
 
     help_text = CliRunner().invoke(app, ["fit", "--help"], terminal_width=200).output
-    assert "glad" in help_text, help_text
-    step("command line lists --model glad: ok")
+    assert "zencrowd" in help_text, help_text
+    step("command line lists --model zencrowd: ok")
 
 
 def check_fit(cls: type, card: Path, tmp: Path) -> None:
@@ -97,7 +98,7 @@ def check_fit(cls: type, card: Path, tmp: Path) -> None:
     from raterstats.simulate import archehr_like_study
 
     study = archehr_like_study(n_cases=3, n_systems=4, random_seed=1)
-    ratings = study.ratings.filter(dimension="answers_question")
+    ratings = study.ratings  # three dimensions: one reliability per rater across them
     model = cls().build(ratings)
     assert np.isfinite(model.compile_logp()(model.initial_point()))
     dt = cls().fit(
@@ -106,7 +107,7 @@ def check_fit(cls: type, card: Path, tmp: Path) -> None:
     )  # fmt: skip
     step(f"NUTS fit ({dt.attrs['fit_seconds']:.1f} s): ok")
     assert dt.posterior_predictive["rating"].shape == (2, 150, ratings.n_ratings)
-    assert dt.log_likelihood["ratings"].sizes["unit"] == dt.posterior.sizes["unit"]
+    assert dt.log_likelihood["ratings"].sizes["unit"] == dt["constant_data"].sizes["unit"]
 
     assert model_from_datatree(dt) == cls()
     const = dt["constant_data"]
@@ -122,12 +123,18 @@ def check_fit(cls: type, card: Path, tmp: Path) -> None:
     np.testing.assert_allclose(post["prob"].sum("category"), 1.0)
     summary = raterstats.rater_summary(dt)
     for stat in ("mean", "sd", "low", "high"):
-        assert summary[f"ability_{stat}"].dims == ("rater", "dimension", "design")
-    assert (summary["ability_low"] <= summary["ability_high"]).all()
-    ranking = raterstats.rank_systems(dt, score_map="yes_partially_no", n_boot=50)
+        assert summary[f"reliability_{stat}"].dims == ("rater",)
+    assert (summary["reliability_low"] <= summary["reliability_high"]).all()
+    binary = {"yes": 1.0, "no": 0.0}
+    score_map = {
+        "answers_question": "yes_partially_no",
+        "uses_evidence": binary | {"refutes": 0.0},
+        "uses_knowledge": binary | {"conflicting": 0.0},
+    }
+    ranking = raterstats.rank_systems(dt, score_map=score_map, n_boot=50)
     assert sorted(ranking["system"].values) == sorted(set(ratings.data["system"]))
-    text = methods_paragraph({"GLAD": dt})
-    assert "Whitehill" in text and "random seed 1" in text, text
+    text = methods_paragraph({"ZenCrowd": dt})
+    assert "Demartini" in text and "random seed 1" in text, text
     dt.to_netcdf(tmp / "fit.nc")
     back = xr.open_datatree(tmp / "fit.nc")
     xr.testing.assert_equal(raterstats.item_posterior(back), post)
@@ -141,13 +148,14 @@ def check_fit(cls: type, card: Path, tmp: Path) -> None:
     from raterstats.cli import app
 
     csv = tmp / "ratings.csv"
-    ratings.data.select("item", "rater", "rating", "system").write_csv(csv)
-    args = ["fit", str(csv), "-s", "yes-partially-no", "--model", "glad", "--draws", "50"]
+    one = ratings.filter(dimension="answers_question")
+    one.data.select("item", "rater", "rating", "system").write_csv(csv)
+    args = ["fit", str(csv), "-s", "yes-partially-no", "--model", "zencrowd", "--draws", "50"]
     args += ["--tune", "50", "--chains", "1", "--out", str(tmp / "cli.nc"), "--json"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert xr.open_datatree(tmp / "cli.nc").attrs["model"] == "glad"
-    step("raterstats fit --model glad: ok")
+    assert xr.open_datatree(tmp / "cli.nc").attrs["model"] == "zencrowd"
+    step("raterstats fit --model zencrowd: ok")
 
 
 def run_page_tests(folder: Path) -> None:

@@ -6,10 +6,11 @@ be rearranged without touching their users. The modules, by job: ``data`` (the l
 the ratings), ``reference`` (the NumPy likelihood every compiled kernel is tested
 against), ``graph`` (PyTensor pieces of the PyMC models), ``base`` (the shared model
 class), ``summaries`` (its post-fit answers), ``em`` (the EM driver), ``mace*`` and
-``dawid_skene*`` (each model, its compiled density and its EM; ``dawid_skene_eb`` its
-empirical-Bayes prior), ``modes`` (the mode checks of sampled fits), ``layout`` (named
-positions of the compiled densities' data), ``kernels_density`` / ``kernels_em`` (numba)
-and ``callbacks`` (numba entry points and nutpie's C callbacks).
+``dawid_skene*``, ``glad*`` (each model, its compiled density and its EM;
+``dawid_skene_eb`` Dawid-Skene's empirical-Bayes prior), ``modes`` (the mode checks of
+sampled fits), ``layout`` (named positions of the compiled densities' data),
+``kernels_density`` / ``kernels_em`` / ``kernels_glad`` (numba) and ``callbacks`` (numba
+entry points and nutpie's C callbacks).
 """
 
 from raterstats.models.latent_class.base import (
@@ -24,6 +25,7 @@ from raterstats.models.latent_class.data import (
     prepare_latent_class,
 )
 from raterstats.models.latent_class.dawid_skene import POOLINGS, DawidSkene
+from raterstats.models.latent_class.glad import GLAD, adversarial_rating_share
 from raterstats.models.latent_class.graph import NEG
 from raterstats.models.latent_class.mace import MACE
 from raterstats.models.latent_class.modes import mode_problems, mode_report, mode_table
@@ -43,6 +45,7 @@ from raterstats.models.latent_class.summaries import label_switching
 from raterstats.schema import UNIT_SEP
 
 __all__ = [
+    "GLAD",
     "MACE",
     "NEG",
     "POOLINGS",
@@ -51,6 +54,7 @@ __all__ = [
     "LatentClassData",
     "LatentClassModel",
     "TableLayout",
+    "adversarial_rating_share",
     "class_counts",
     "data_from_groups",
     "ds_rating_table",
