@@ -6,7 +6,9 @@ be rearranged without touching their users. The modules, by job: ``data`` (the l
 the ratings), ``reference`` (the NumPy likelihood every compiled kernel is tested
 against), ``graph`` (PyTensor pieces of the PyMC models), ``base`` (the shared model
 class), ``summaries`` (its post-fit answers), ``em`` (the EM driver), ``mace*`` and
-``dawid_skene*`` (each model, its compiled density and its EM), ``layout`` (named
+``dawid_skene*`` (each model, its compiled density and its EM), ``community_ds*`` and
+``ebcc*`` (the correlated-crowd models, with ``crowd_base``, ``crowd_vb``,
+``crowd_density`` and ``kernels_crowd``), ``layout`` (named
 positions of the compiled densities' data), ``kernels_density`` / ``kernels_em`` (numba)
 and ``callbacks`` (numba entry points and nutpie's C callbacks).
 """
@@ -22,7 +24,9 @@ from raterstats.models.latent_class.data import (
     majority_vote,
     prepare_latent_class,
 )
+from raterstats.models.latent_class.community_ds import CommunityDawidSkene
 from raterstats.models.latent_class.dawid_skene import POOLINGS, DawidSkene
+from raterstats.models.latent_class.ebcc import EnhancedBCC
 from raterstats.models.latent_class.graph import NEG
 from raterstats.models.latent_class.mace import MACE
 from raterstats.models.latent_class.reference import (
@@ -45,7 +49,9 @@ __all__ = [
     "NEG",
     "POOLINGS",
     "UNIT_SEP",
+    "CommunityDawidSkene",
     "DawidSkene",
+    "EnhancedBCC",
     "LatentClassData",
     "LatentClassModel",
     "TableLayout",
