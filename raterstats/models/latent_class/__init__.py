@@ -18,13 +18,13 @@ from raterstats.models.latent_class.base import (
     replicate_ratings,
     sample_true_class,
 )
+from raterstats.models.latent_class.community_ds import CommunityDawidSkene
 from raterstats.models.latent_class.data import (
     LatentClassData,
     data_from_groups,
     majority_vote,
     prepare_latent_class,
 )
-from raterstats.models.latent_class.community_ds import CommunityDawidSkene
 from raterstats.models.latent_class.dawid_skene import POOLINGS, DawidSkene
 from raterstats.models.latent_class.ebcc import EnhancedBCC
 from raterstats.models.latent_class.graph import NEG

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import xarray as xr
-from scipy.special import gammaln
 
 from raterstats.inference import Density
 from raterstats.lazy import LazyModule
@@ -36,7 +35,11 @@ from raterstats.models.base import Method
 from raterstats.models.latent_class.community_ds_vb import cds_vb_run
 from raterstats.models.latent_class.crowd_base import CrowdModel
 from raterstats.models.latent_class.crowd_vb import VBLayout
-from raterstats.models.latent_class.data import LatentClassData, majority_vote_stats
+from raterstats.models.latent_class.data import (
+    LatentClassData,
+    majority_vote,
+    majority_vote_stats,
+)
 from raterstats.models.latent_class.graph import pattern_loglik_pt, segment_sum_pt
 from raterstats.models.latent_class.reference import TableLayout, ds_rating_table
 from raterstats.models.priors import Prior
@@ -89,6 +92,10 @@ class CommunityDawidSkene(CrowdModel):
         Use repeated ratings as further observations (default) or first ratings only.
     use_gold : bool
         Clamp the true label of units with a ``gold`` label (default False).
+    centred : bool, optional
+        How NUTS samples each rater's confusion row: centred (True), as an offset from its
+        community's row scaled by ``1 / sqrt(s)`` (False), or (default None) centred where
+        the row's ratings outweigh the prior (:meth:`centred_rows`).
     priors : mapping, optional
         Override by name: ``community_confusion`` (Dirichlet rows of the communities'
         confusions, default ``off_diagonal=1``, ``diagonal_per_category=2.5``, i.e.
@@ -134,6 +141,7 @@ class CommunityDawidSkene(CrowdModel):
         "communities": "auto",
         "repeats": "include",
         "use_gold": False,
+        "centred": None,
     }
     param_names: ClassVar[tuple[str, ...]] = ("confusion", "prevalence")
 
@@ -148,6 +156,8 @@ class CommunityDawidSkene(CrowdModel):
         ):
             if self._priors[key].dist != dist:
                 problems.append(f"prior {key!r} must be a {dist}")
+        if self._options["centred"] is not None and not isinstance(self._options["centred"], bool):
+            problems.append("centred must be True, False or None")
         g = self._priors["concentration"]
         if g.dist == "Gamma" and (g.param("alpha") is None or g.param("beta") is None):
             problems.append("prior 'concentration' needs alpha and beta")
@@ -191,11 +201,70 @@ class CommunityDawidSkene(CrowdModel):
 
     # ------------------------------------------------------------------ PyMC model
 
-    def build_model(self, data: LatentClassData, size: int | None = None) -> pm.Model:
+    def reference_weight(
+        self, data: LatentClassData, M: int, start: Mapping[str, Any] | None = None
+    ) -> np.ndarray:
+        """``(R, M)`` weights of the communities in each rater's reference point of the
+        sampled offsets (see :meth:`build_model`): the start's ``community_membership``
+        when it has one (an EM estimate), else even."""
+        R = len(data.raters)
+        if start is not None and "community_membership" in start:
+            w = np.asarray(start["community_membership"], dtype=float).reshape(R, M)
+            return w / w.sum(axis=1, keepdims=True)
+        return np.full((R, M), 1.0 / M)
+
+    def centred_rows(
+        self, data: LatentClassData, start: Mapping[str, Any] | None = None
+    ) -> np.ndarray:
+        """``(n_cells, K)`` whether NUTS samples each rater confusion row centred.
+
+        Option ``centred`` True / False: all rows alike. Default: centred where the row's
+        expected number of ratings (the cell's ratings of units whose soft majority vote is
+        the row's class) is at least the concentration ``s`` (the start's, else the prior
+        mean): the row's posterior weight of the data then exceeds its prior's, where the
+        centred form samples well; the others are offsets (non-centred), which sample well
+        where the prior dominates (Papaspiliopoulos, Roberts & Skold 2007; the same rule as
+        Dawid-Skene's partial pooling).
+        """
+        R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
+        NC = R * D * G
+        c = self._options["centred"]
+        if c is not None:
+            return np.full((NC, K), bool(c))
+        if start is not None and "concentration" in start:
+            s = float(np.asarray(start["concentration"]))
+        else:
+            g = self._priors["concentration"]
+            s = float(g.param("alpha")) / float(g.param("beta"))
+        q = majority_vote(data)[data.unit]  # (N, K)
+        n = np.stack([np.bincount(data.cell, q[:, t], minlength=NC) for t in range(K)], axis=1)
+        return np.asarray(n >= s)
+
+    def build_model(
+        self,
+        data: LatentClassData,
+        size: int | None = None,
+        ref_weight: np.ndarray | None = None,
+        centred: np.ndarray | None = None,
+    ) -> pm.Model:
+        """The PyMC model. The raters' confusion rows are sampled in PyMC's simplex
+        coordinates ``confusion_z``: where a row is centred (``centred (n_cells, K)``,
+        default :meth:`centred_rows`) ``z`` is the row's coordinates; elsewhere it is a
+        standardised offset, ``pi_c[t] = simplex(sum_m w_jm xC_m[t] + z_c[t] / sqrt(s))``
+        with ``xC_m[t]`` the coordinates of community ``m``'s row and fixed weights ``w``
+        (``ref_weight``; default even, :meth:`reference_weight`): a row with few ratings,
+        sampled centred, would shrink with ``s`` and move with its community's row, which
+        NUTS samples badly. The map is one to one for any fixed weights and its
+        log-Jacobian is added, so the model is the same; only the sampler's coordinates
+        change (Papaspiliopoulos, Roberts & Skold 2007)."""
         R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
         M = self.model_size(data) if size is None else int(size)
-        NC = R * D * G
+        NC, k1 = R * D * G, K - 1
         pri = self._priors
+        w = self.reference_weight(data, M) if ref_weight is None else np.asarray(ref_weight)
+        cen = self.centred_rows(data) if centred is None else np.asarray(centred, dtype=bool)
+        cen = cen.reshape(R, D, G, K, 1)
+        n_nc = int((~cen).sum())
         coords: dict[str, list[Any]] = {
             "rater": list(data.raters),
             "dimension": list(data.dimensions),
@@ -204,6 +273,7 @@ class CommunityDawidSkene(CrowdModel):
             "true": list(range(K)),
             "rated": list(range(K)),
             "community": list(range(M)),
+            "simplex_coord": list(range(k1)),
         }
         conf_conc = self.community_conc(K)
         with pm.Model(coords=coords) as model:
@@ -226,23 +296,26 @@ class CommunityDawidSkene(CrowdModel):
                 dims=("community", "dimension", "design", "true", "rated"),
             )
             s = pri["concentration"].create("concentration")
-            # the raters' confusions: flat Dirichlet(1) variables (the simplex transform),
-            # whose constant log density lgamma(K) per row is taken out again below, and
-            # the mixture-of-Dirichlets prior as a potential
-            conf = pm.Dirichlet(
+            z = pm.Flat(
+                "confusion_z", dims=("rater", "dimension", "design", "true", "simplex_coord")
+            )
+            log_comm = pt.log(comm)
+            xc = log_comm[..., :-1] - log_comm.mean(axis=-1, keepdims=True)  # (M, D, G, K, k1)
+            ref = pt.tensordot(pt.as_tensor(w), xc, axes=[[1], [0]])  # (R, D, G, K, k1)
+            xr = pt.where(cen, z, ref + z / pt.sqrt(s))
+            full = pt.concatenate([xr, -xr.sum(axis=-1, keepdims=True)], axis=-1)
+            log_conf = full - pt.logsumexp(full, axis=-1, keepdims=True)
+            conf = pm.Deterministic(
                 "confusion",
-                a=np.ones((R, D, G, K, K)),
+                pt.exp(log_conf),
                 dims=("rater", "dimension", "design", "true", "rated"),
             )
-            log_conf = pt.log(conf)
             sc = s * comm  # (M, D, G, K, K)
             norm = (pt.gammaln(s) - pt.gammaln(sc).sum(-1)).sum(axis=(1, 2, 3))  # (M,)
             inner = pt.dot(log_conf.reshape((R, -1)), (sc - 1.0).reshape((M, -1)).T)  # (R, M)
             A = pt.log(rho)[None, :] + norm[None, :] + inner
-            pm.Potential(
-                "community_prior",
-                pt.logsumexp(A, axis=1).sum() - NC * K * float(gammaln(K)),
-            )
+            jac = log_conf.sum() + NC * K * float(np.log(K)) - 0.5 * n_nc * k1 * pt.log(s)
+            pm.Potential("community_prior", pt.logsumexp(A, axis=1).sum() + jac)
             pm.Deterministic(
                 "community_membership",
                 pt.exp(A - pt.logsumexp(A, axis=1, keepdims=True)),
@@ -253,11 +326,12 @@ class CommunityDawidSkene(CrowdModel):
             summed = segment_sum_pt(per, data.p_pattern, data.n_patterns)
             ll, _ = pattern_loglik_pt(summed, data, pt.log(prev))
             pm.Potential("marginal_loglik", pt.dot(data.pattern_count.astype(float), ll))
+            del conf
         return model
 
     def initial_values(self, data: LatentClassData) -> dict[str, np.ndarray]:
-        """The majority vote's confusions and prevalence, every community at their mean
-        (the PyMC path; the compiled density starts at the EM estimate)."""
+        """The majority vote's confusions and prevalence, every community at their mean,
+        offsets 0 (the PyMC path; the compiled density starts at the EM estimate)."""
         st = majority_vote_stats(data)
         R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
         conf = np.clip(st["confusion"].reshape(R, D, G, K, K), 1e-3, None)
@@ -265,7 +339,7 @@ class CommunityDawidSkene(CrowdModel):
         M = self.model_size(data)
         out = {
             "prevalence": st["prevalence"],
-            "confusion": conf,
+            "confusion_z": np.zeros((R, D, G, K, K - 1)),
             "community_confusion": np.broadcast_to(conf.mean(0), (M, D, G, K, K)).copy(),
             "concentration": np.asarray(
                 float(self._priors["concentration"].param("alpha"))

@@ -52,9 +52,7 @@ def expected_counts(Mc: np.ndarray, vl: VBLayout) -> np.ndarray:
     return N
 
 
-def community_terms(
-    elog_pi: np.ndarray, C: np.ndarray, s: float, vl: VBLayout
-) -> np.ndarray:
+def community_terms(elog_pi: np.ndarray, C: np.ndarray, s: float, vl: VBLayout) -> np.ndarray:
     """``A0[j, m] = sum over the cells c of rater j and rows t of E log Dir(pi_c[t];
     s C[m, dg(c), t])`` under ``q(pi)`` (``elog_pi (n_cells, K, K)``, ``C (M, DG, K,
     K)``)."""
@@ -157,7 +155,9 @@ def optimise_cs(
         for _ in range(steps):
             g = float(np.sum(W * (K * digamma(s) - (C * digamma(s * C)).sum(axis=(-1, -2)))))
             g += float(np.sum(C * L)) + (a_s - 1.0) / s - b_s
-            h = float(np.sum(W * (K * polygamma(1, s) - (C**2 * polygamma(1, s * C)).sum(axis=(-1, -2)))))
+            h = float(
+                np.sum(W * (K * polygamma(1, s) - (C**2 * polygamma(1, s * C)).sum(axis=(-1, -2))))
+            )
             h -= (a_s - 1.0) / s**2
             step = -g / h if h < 0 else g * s / max(abs(g), 1.0)
             f0, t = f_s(s), 1.0
@@ -171,25 +171,25 @@ def optimise_cs(
                 break
         # C rows: Newton on the simplex with backtracking, row by row (vectorised)
         for _ in range(steps):
-            g = -s * Wc * digamma(s * C) + s * L + (alpha - 1.0) / C
-            h = -(s**2) * Wc * polygamma(1, s * C) - (alpha - 1.0) / C**2
-            h = np.minimum(h, -1e-8)
-            lam = (g / h).sum(-1, keepdims=True) / (1.0 / h).sum(-1, keepdims=True)
-            delta = -(g - lam) / h
-            f0 = f_rows(C)
-            t = np.ones((*C.shape[:-1], 1))
+            gc = -s * Wc * digamma(s * C) + s * L + (alpha - 1.0) / C
+            hc = -(s**2) * Wc * polygamma(1, s * C) - (alpha - 1.0) / C**2
+            hc = np.minimum(hc, -1e-8)
+            lam = (gc / hc).sum(-1, keepdims=True) / (1.0 / hc).sum(-1, keepdims=True)
+            delta = -(gc - lam) / hc
+            f0r = f_rows(C)
+            tr = np.ones((*C.shape[:-1], 1))
             done = np.zeros(C.shape[:-1], dtype=bool)
             Cn = C.copy()
             for _ in range(30):
-                cand = C + t * delta
+                cand = C + tr * delta
                 ok = (cand > 0).all(-1) & ~done
                 if ok.any():
-                    better = ok & (f_rows(np.where(ok[..., None], cand, C)) >= f0)
+                    better = ok & (f_rows(np.where(ok[..., None], cand, C)) >= f0r)
                     Cn[better] = cand[better] / cand[better].sum(-1, keepdims=True)
                     done |= better
                 if done.all():
                     break
-                t = np.where(done[..., None], t, 0.5 * t)
+                tr = np.where(done[..., None], tr, 0.5 * tr)
             C = Cn
     return C, s, cs_objective(C, s, W, L, conf_conc, s_prior)
 
@@ -234,13 +234,16 @@ def cds_vb_run(
     marginal log-likelihood at the posterior means, ``finish=True``), ``converged``,
     ``n_iter``, ``state`` and ``values`` (posterior means and point estimates)."""
     lay = vl.lay
-    K, NC, R, DG = vl.K, vl.n_cells, vl.n_raters, vl.n_dg
+    K, R, DG = vl.K, vl.n_raters, vl.n_dg
     D = vl.n_dims
     pri = model.priors
     conf_conc = model.community_conc(K)  # (K, K)
     a_prev = float(pri["prevalence"].param("a", 3.0))
     a_rho = float(pri["community_weight"].param("a", 1.0))
-    s_prior = (float(pri["concentration"].param("alpha")), float(pri["concentration"].param("beta")))
+    s_prior = (
+        float(pri["concentration"].param("alpha")),
+        float(pri["concentration"].param("beta")),
+    )
     em_step = select_em_step(lay)
     E = lay.e_row.size
     Mc = np.zeros((E, K))
@@ -258,10 +261,7 @@ def cds_vb_run(
 
         Mc = em_accumulate_np(q, lay.p_e, lay.p_start, lay.pattern_w, E)
         N = expected_counts(Mc, vl)
-        if random_init:
-            r = rng.dirichlet(np.ones(M), R)
-        else:
-            r = agreement_start(vl, N, M)
+        r = rng.dirichlet(np.ones(M), R) if random_init else agreement_start(vl, N, M)
         # communities' confusions: their raters' pooled counts plus the prior
         C = np.empty((M, DG, K, K))
         rc = r[vl.cell_rater]

@@ -166,7 +166,8 @@ class CrowdModel(LatentClassModel):
                     f.train, q0, m, rng=np.random.default_rng(0), random_init=False,
                     max_iter=RULE_MAX_ITER, tol=RULE_TOL,
                 )  # fmt: skip
-                out[f.index] = heldout_logprob(run["q"], self.rated_probability(run, f.train, m), f)
+                rated = self.rated_probability(run, f.train, m)
+                out[f.rating_index] = heldout_logprob(run["q"], rated, f)
             return out
 
         m, table = choose_size(self.size_candidates(data), score)

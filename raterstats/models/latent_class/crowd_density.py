@@ -75,18 +75,47 @@ def community_membership_np(
     return np.exp(A - logsumexp(A, axis=2, keepdims=True))
 
 
+def rater_rows_from_offsets(
+    z: np.ndarray,
+    xc: np.ndarray,
+    s: np.ndarray,
+    ref_w: np.ndarray,
+    cell_rater: np.ndarray,
+    cell_dg: np.ndarray,
+    centred: np.ndarray,
+) -> np.ndarray:
+    """The raters' confusion rows ``(S, NC, K, K)`` from their sampled values
+    ``z (S, NC, K, K - 1)``, the community rows' simplex coordinates ``xc (S, M, DG, K,
+    K - 1)``, the concentration ``s (S,)`` and the reference weights ``ref_w (R, M)``:
+    ``simplex(sum_m ref_w[j, m] xc[m, dg] + z / sqrt(s))``, or ``simplex(z)`` where
+    ``centred (NC, K)``."""
+    ref = np.einsum("cm,smcti->scti", ref_w[cell_rater], xc[:, :, cell_dg])
+    nc = ref + z / np.sqrt(s)[:, None, None, None]
+    return simplex_backward_np(np.where(centred[None, :, :, None], z, nc))
+
+
 def cds_density(
     model: CommunityDawidSkene,
     data: LatentClassData,
     M: int,
     start: Mapping[str, np.ndarray] | None = None,
+    ref_weight: np.ndarray | None = None,
 ) -> Density:
     """Community Dawid-Skene's compiled density with ``M`` communities (see
-    :meth:`~raterstats.models.latent_class.community_ds.CommunityDawidSkene.density`)."""
+    :meth:`~raterstats.models.latent_class.community_ds.CommunityDawidSkene.density`).
+
+    The raters' rows are sampled as standardised offsets from a reference in the simplex
+    coordinates, or centred (``z``, :func:`rater_rows_from_offsets`; the parametrisation
+    of the PyMC model, see
+    :meth:`~raterstats.models.latent_class.community_ds.CommunityDawidSkene.build_model`):
+    the reference weights are ``ref_weight``, else the start's ``community_membership``
+    (each rater non-centred about the communities it belongs to), else even; the centred
+    rows are those of :meth:`~raterstats.models.latent_class.community_ds.
+    CommunityDawidSkene.centred_rows`."""
     from raterstats.models.latent_class.kernels_crowd import cds_logp_grad
 
     R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
-    DG, NC = D * G, R * D * G
+    DG, NC, k1 = D * G, R * D * G, K - 1
     pri = model.priors
     a_prev = float(pri["prevalence"].param("a", 3.0))
     a_rho = float(pri["community_weight"].param("a", 1.0))
@@ -94,19 +123,23 @@ def cds_density(
     s_b = float(pri["concentration"].param("beta"))
     conf_conc = model.community_conc(K)
     cell_rater, cell_dg, _ = cell_indices(R, D, G)
+    if ref_weight is None:
+        ref_weight = model.reference_weight(data, M, start)
+    ref_w = np.ascontiguousarray(ref_weight, dtype=np.float64)
+    cen = model.centred_rows(data, start).reshape(NC, K)
     lay = table_layout(data, data.p_cell)
     const = dirichlet_row_const(np.full((D, K), a_prev))
     if M > 1:
         const += dirichlet_row_const(np.full((1, M), a_rho))
     const += dirichlet_row_const(np.broadcast_to(conf_conc, (M, DG, K, K)))
     const += s_a * math.log(s_b) - math.lgamma(s_a)
-    const += NC * K * math.log(K)  # the raters' simplex Jacobians (the flat prior cancels)
-    n_head = D * (K - 1) + (M - 1) + M * DG * K * (K - 1) + 1
-    ndim = n_head + NC * K * (K - 1)
+    const += NC * K * math.log(K)  # the raters' simplex Jacobians
+    ndim = D * k1 + (M - 1) + M * DG * K * k1 + 1 + NC * K * k1
     args = (
-        D, M, DG, K, R, cell_rater.astype(np.int64), cell_dg.astype(np.int64), lay.e_row,
-        lay.e_code, lay.p_e, lay.p_start, lay.pattern_dim, lay.pattern_w, lay.mask,
-        np.ascontiguousarray(conf_conc), a_prev, a_rho, s_a, s_b, const,
+        D, M, DG, K, R, cell_rater.astype(np.int64), cell_dg.astype(np.int64), ref_w,
+        cen.astype(np.int64).ravel(), lay.e_row, lay.e_code, lay.p_e, lay.p_start,
+        lay.pattern_dim, lay.pattern_w, lay.mask, np.ascontiguousarray(conf_conc), a_prev,
+        a_rho, s_a, s_b, const,
     )  # fmt: skip
 
     def logp_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -123,12 +156,13 @@ def cds_density(
             rho = rho[:, 0]
         else:
             rho = np.ones((S, 1))
-        comm, rest = simplex_values(rest, M * DG * K, K)
-        comm = comm.reshape(S, M, DG, K, K)
-        s = np.exp(rest[:, 0])
-        conf, _ = simplex_values(rest[:, 1:], NC * K, K)
-        conf = conf.reshape(S, R, DG, K, K)
-        mem = community_membership_np(conf, comm, rho, s)
+        n_c = M * DG * K * k1
+        xc = rest[:, :n_c].reshape(S, M, DG, K, k1)
+        comm = simplex_backward_np(xc)
+        s = np.exp(rest[:, n_c])
+        z = rest[:, n_c + 1 :].reshape(S, NC, K, k1)
+        conf = rater_rows_from_offsets(z, xc, s, ref_w, cell_rater, cell_dg, cen)
+        mem = community_membership_np(conf.reshape(S, R, DG, K, K), comm, rho, s)
         return {
             "prevalence": prev,
             "community_weight": rho,
@@ -146,9 +180,13 @@ def cds_density(
         parts = [simplex_forward_np(clip(values["prevalence"])).ravel()]
         if M > 1:
             parts.append(simplex_forward_np(clip(values["community_weight"])).ravel())
-        parts.append(simplex_forward_np(clip(values["community_confusion"])).ravel())
-        parts.append(np.log(np.atleast_1d(clip(values["concentration"]))).ravel())
-        parts.append(simplex_forward_np(clip(values["confusion"])).ravel())
+        xc = simplex_forward_np(clip(values["community_confusion"])).reshape(M, DG, K, k1)
+        parts.append(xc.ravel())
+        s = float(np.asarray(values["concentration"]))
+        parts.append(np.array([np.log(max(s, 1e-6))]))
+        xp = simplex_forward_np(clip(values["confusion"])).reshape(NC, K, k1)
+        ref = np.einsum("cm,mcti->cti", ref_w[cell_rater], xc[:, cell_dg])
+        parts.append(np.where(cen[:, :, None], xp, (xp - ref) * np.sqrt(s)).ravel())
         return np.concatenate(parts)
 
     if start is None:
@@ -293,5 +331,6 @@ __all__ = [
     "community_membership_np",
     "dirichlet_row_const",
     "ebcc_density",
+    "rater_rows_from_offsets",
     "simplex_values",
 ]

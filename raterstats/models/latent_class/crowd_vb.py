@@ -140,13 +140,14 @@ def vb_layout(data: LatentClassData) -> VBLayout:
 class HeldOut(NamedTuple):
     """One fold of the held-out rule: the layout of the training ratings (every unit its
     own pattern, units whose ratings are all held out included, with no ratings) and the
-    held-out ratings' unit, cell, rated category and position among all ratings."""
+    held-out ratings' unit, cell, rated category and position among all ratings
+    (``rating_index``)."""
 
     train: VBLayout
     unit: np.ndarray
     cell: np.ndarray
     code: np.ndarray
-    index: np.ndarray
+    rating_index: np.ndarray
 
 
 def heldout_folds(data: LatentClassData, folds: int = HELDOUT_FOLDS) -> list[HeldOut]:
@@ -160,8 +161,10 @@ def heldout_folds(data: LatentClassData, folds: int = HELDOUT_FOLDS) -> list[Hel
     >>> d = prepare_latent_class(archehr_like_study(n_cases=2, n_systems=3,
     ...                          random_seed=1).ratings)
     >>> f = heldout_folds(d, 3)
-    >>> sum(h.index.size for h in f) == d.n_ratings, f[0].train.lay.n_patterns == d.n_units
-    (True, True)
+    >>> sum(h.rating_index.size for h in f) == d.n_ratings
+    True
+    >>> f[0].train.lay.n_patterns == d.n_units
+    True
     """
     if folds < 2:
         raise ValueError("folds must be at least 2")
@@ -286,7 +289,7 @@ def pivot_permutations(features: np.ndarray, pivot: np.ndarray) -> np.ndarray:
     >>> pivot_permutations(f, np.array([[0.0], [1.0]])).tolist()
     [[0, 1], [1, 0]]
     """
-    S, m, _ = features.shape
+    m = features.shape[1]
     perms = permutations_of(m)
     # cost[s, i, k]: component i of draw s against the pivot's k
     cost = ((features[:, :, None, :] - pivot[None, None, :, :]) ** 2).sum(-1)

@@ -173,7 +173,7 @@ def plugin_loglik(values: dict[str, np.ndarray], vl: VBLayout, M: int) -> float:
     K, D = vl.K, vl.n_dims
     with np.errstate(divide="ignore"):
         T = np.log(values["subtype_confusion"])[lay.e_row, :, :, lay.e_code].reshape(-1, K * M)
-        lpri = (np.log(values["prevalence"])[:, :, None] + np.log(values["subtype_weight"]))
+        lpri = np.log(values["prevalence"])[:, :, None] + np.log(values["subtype_weight"])
     joint = pattern_log_joint_np(
         T[None], lpri.reshape(1, D, K * M), lay._replace(mask=state_mask(lay.mask, M))
     )[0]

@@ -127,6 +127,8 @@ def cds_logp_grad(
     R: int,
     cell_rater: np.ndarray,
     cell_dg: np.ndarray,
+    ref_w: np.ndarray,
+    centred: np.ndarray,
     e_row: np.ndarray,
     e_code: np.ndarray,
     p_e: np.ndarray,
@@ -146,11 +148,16 @@ def cds_logp_grad(
 
     Layout of ``x`` (the PyMC model's value variables, in order): prevalence
     ``D (K - 1)``; community weights ``M - 1`` (none when ``M = 1``); community confusions
-    ``M DG K (K - 1)`` (community, dimension x design, true class); ``log s``; rater
-    confusions ``NC K (K - 1)`` (cell, true class). The raters' community is summed out:
+    ``M DG K (K - 1)`` (community, dimension x design, true class); ``log s``; the raters'
+    standardised offsets ``z``, ``NC K (K - 1)`` (cell, true class). A rater's row is
+    ``pi_c[t] = simplex(sum_m ref_w[j, m] xC[m, dg, t] + z_c[t] / sqrt(s))`` with ``xC``
+    the community rows' own simplex coordinates (a non-centred parametrisation, exact for
+    any fixed weights ``ref_w``), or, where ``centred[c K + t]`` is 1, the row's
+    coordinates themselves (centred). The raters' community is summed out:
     ``sum_j logsumexp_m [log rho_m + sum_(c of j, t) log Dir(pi_c[t]; s C_m,dg(c)[t])]``.
     """
     NC = cell_rater.size
+    k1 = K - 1
     for i in range(grad.size):
         grad[i] = 0.0
     lp = const
@@ -159,10 +166,10 @@ def cds_logp_grad(
     PI = np.zeros((D, K))
     off_prev = pos
     for d in range(D):
-        simplex_backward_nb(x[pos : pos + K - 1], K, PI[d])
+        simplex_backward_nb(x[pos : pos + k1], K, PI[d])
         for a in range(K):
             lp += a_prev * math.log(PI[d, a])
-        pos += K - 1
+        pos += k1
     # community weights
     RHO = np.ones(M)
     off_rho = pos
@@ -177,27 +184,43 @@ def cds_logp_grad(
     for m in range(M):
         for dg in range(DG):
             for t in range(K):
-                simplex_backward_nb(x[pos : pos + K - 1], K, C[m, dg, t])
+                simplex_backward_nb(x[pos : pos + k1], K, C[m, dg, t])
                 for a in range(K):
                     lp += conf_conc[t, a] * math.log(C[m, dg, t, a])
-                pos += K - 1
+                pos += k1
     # concentration
     off_s = pos
     ls = x[pos]
     s = math.exp(ls)
+    rs = 1.0 / math.sqrt(s)
     lp += s_a * ls - s_b * s
     pos += 1
-    # rater confusions
-    off_pi = pos
+    # rater confusions from their offsets
+    off_z = pos
     B = np.zeros((NC, K, K))
     LB = np.zeros((NC, K, K))
+    xr = np.empty(k1)
+    n_nc = 0
     for c in range(NC):
+        j = cell_rater[c]
+        dg = cell_dg[c]
         for t in range(K):
-            simplex_backward_nb(x[pos : pos + K - 1], K, B[c, t])
+            if centred[c * K + t] == 1:
+                for i in range(k1):
+                    xr[i] = x[pos + i]
+            else:
+                n_nc += 1
+                for i in range(k1):
+                    acc = x[pos + i] * rs
+                    for m in range(M):
+                        acc += ref_w[j, m] * x[off_c + ((m * DG + dg) * K + t) * k1 + i]
+                    xr[i] = acc
+            simplex_backward_nb(xr, K, B[c, t])
             for a in range(K):
                 LB[c, t, a] = math.log(B[c, t, a])
-                lp += LB[c, t, a]  # log Jacobian
-            pos += K - 1
+                lp += LB[c, t, a]  # log Jacobian of the simplex transform
+            pos += k1
+    lp -= 0.5 * n_nc * k1 * ls  # log Jacobian of z -> the rows' coordinates
     # the raters' mixture prior
     lgs = math.lgamma(s)
     dgs = digamma_nb(s)
@@ -251,7 +274,7 @@ def cds_logp_grad(
     GT = np.zeros((E, K))
     GP = np.zeros((D, K))
     lp += pattern_loglik_grad_nb(T, log_prior, p_e, p_start, pattern_dim, pattern_w, mask, GT, GP)
-    # gradients: d/dlog of every simplex entry, then through the transform
+    # gradients: d/dlog of every simplex entry, then through the transforms
     g = np.empty(max(K, M))
     out = np.empty(max(K, M))
     GB = np.zeros((NC, K, K))
@@ -261,7 +284,7 @@ def cds_logp_grad(
         for t in range(K):
             GB[c, t, a] += GT[e, t]
     GC = np.zeros((M, DG, K, K))  # d/dC (mixture part)
-    GS = 0.0  # d/ds (mixture part)
+    GS = 0.0  # d/ds (mixture part and the offsets)
     GR = np.zeros(M)  # d/dlog rho (mixture part)
     for c in range(NC):
         j = cell_rater[c]
@@ -280,16 +303,26 @@ def cds_logp_grad(
     for j in range(R):
         for m in range(M):
             GR[m] += W[j, m]
-    pos = off_pi
+    GXS = 0.0  # d/dlog s through the offsets
+    pos = off_z
     for c in range(NC):
+        j = cell_rater[c]
+        dg = cell_dg[c]
         for t in range(K):
             for a in range(K):
                 g[a] = GB[c, t, a] + 1.0
-            simplex_grad_nb(B[c, t], g, K, out)
-            for i in range(K - 1):
-                grad[pos + i] += out[i]
-            pos += K - 1
-    grad[off_s] += s * GS + s_a - s_b * s
+            simplex_grad_nb(B[c, t], g, K, out)  # d/d(the row's coordinates)
+            if centred[c * K + t] == 1:
+                for i in range(k1):
+                    grad[pos + i] += out[i]
+            else:
+                for i in range(k1):
+                    grad[pos + i] += out[i] * rs
+                    GXS += -0.5 * out[i] * x[pos + i] * rs
+                    for m in range(M):
+                        grad[off_c + ((m * DG + dg) * K + t) * k1 + i] += ref_w[j, m] * out[i]
+            pos += k1
+    grad[off_s] += s * GS + GXS + s_a - s_b * s - 0.5 * n_nc * k1
     pos = off_c
     for m in range(M):
         for dg in range(DG):
@@ -297,9 +330,9 @@ def cds_logp_grad(
                 for a in range(K):
                     g[a] = C[m, dg, t, a] * GC[m, dg, t, a] + conf_conc[t, a]
                 simplex_grad_nb(C[m, dg, t], g, K, out)
-                for i in range(K - 1):
+                for i in range(k1):
                     grad[pos + i] += out[i]
-                pos += K - 1
+                pos += k1
     if M > 1:
         for m in range(M):
             g[m] = GR[m] + a_rho
@@ -311,9 +344,9 @@ def cds_logp_grad(
         for a in range(K):
             g[a] = GP[d, a] + a_prev
         simplex_grad_nb(PI[d], g, K, out)
-        for i in range(K - 1):
+        for i in range(k1):
             grad[pos + i] += out[i]
-        pos += K - 1
+        pos += k1
     return lp
 
 
