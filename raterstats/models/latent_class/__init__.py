@@ -19,6 +19,13 @@ from raterstats.models.latent_class.base import (
     sample_true_class,
 )
 from raterstats.models.latent_class.community_ds import CommunityDawidSkene
+from raterstats.models.latent_class.crowd_sim import (
+    CrowdSimulation,
+    biased_community_crowd,
+    hard_subtype_crowd,
+    simulate_community_crowd,
+    simulate_subtype_crowd,
+)
 from raterstats.models.latent_class.data import (
     LatentClassData,
     data_from_groups,
@@ -50,15 +57,18 @@ __all__ = [
     "POOLINGS",
     "UNIT_SEP",
     "CommunityDawidSkene",
+    "CrowdSimulation",
     "DawidSkene",
     "EnhancedBCC",
     "LatentClassData",
     "LatentClassModel",
     "TableLayout",
+    "biased_community_crowd",
     "class_counts",
     "data_from_groups",
     "ds_rating_table",
     "entropy_np",
+    "hard_subtype_crowd",
     "label_switching",
     "log_joint_np",
     "logsumexp_np",
@@ -69,5 +79,7 @@ __all__ = [
     "replicate_ratings",
     "sample_true_class",
     "segment_sum_np",
+    "simulate_community_crowd",
+    "simulate_subtype_crowd",
     "table_layout",
 ]

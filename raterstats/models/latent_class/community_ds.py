@@ -108,7 +108,7 @@ class CommunityDawidSkene(CrowdModel):
     >>> from raterstats.models.latent_class import CommunityDawidSkene
     >>> from raterstats.simulate import archehr_like_study
     >>> r = archehr_like_study(n_cases=3, n_systems=4, random_seed=1).ratings
-    >>> dt = CommunityDawidSkene(communities=2).fit(r, method="em", random_seed=1)
+    >>> dt = CommunityDawidSkene(communities=2).fit(r, method="em", random_seed=1, max_iter=100)
     >>> dt.posterior["community_confusion"].dims[2:]
     ('community', 'dimension', 'design', 'true', 'rated')
     """

@@ -229,7 +229,7 @@ def hard_subtype_crowd(
 
     Examples
     --------
-    >>> sim = hard_subtype_crowd(n_items=20, n_raters=10, random_seed=1)
+    >>> sim = hard_subtype_crowd(n_items=20, n_raters=10, per_item=5, random_seed=1)
     >>> sim.truth["subtype_confusion"].shape
     (10, 2, 2, 2)
     """
