@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 import xarray as xr
 from scipy import stats
-from scipy.special import logsumexp
+from scipy.special import logsumexp, polygamma
 
 from raterstats import NominalScale, item_posterior, rater_summary, read_ratings
 from raterstats.health import reported_variables
@@ -156,7 +156,7 @@ def test_community_density_equals_an_independent_reference(tiny):
         ref += logsumexp(
             [
                 np.log(rho[c])
-                + sum(stats.dirichlet.logpdf(conf[j, t], s * comm[c, t]) for t in range(K))
+                + sum(stats.dirichlet.logpdf(conf[j, t], 1.0 + s * comm[c, t]) for t in range(K))
                 for c in range(M)
             ]
         )
@@ -168,10 +168,12 @@ def test_community_density_equals_an_independent_reference(tiny):
         ]
         ref += logsumexp(per_class)
     # log-Jacobians: simplexes (prevalence, weights, community rows, rater rows), log s,
-    # and the offsets z -> the rater rows' coordinates (-(K - 1)/2 log s per row)
+    # and z -> the rater rows' coordinates (sd = sqrt(psi'(alpha)) of the first K - 1
+    # entries, alpha = 1 + s times the communities' even mean: no start, even weights)
     jac = _jacobian_simplex(prev[None]) + _jacobian_simplex(rho[None])
     jac += _jacobian_simplex(comm) + _jacobian_simplex(conf) + math.log(s)
-    jac -= 0.5 * R * K * (K - 1) * math.log(s)
+    alpha = 1.0 + s * comm.mean(axis=0)  # (K, K), the same for every rater
+    jac += R * 0.5 * float(np.sum(np.log(polygamma(1, alpha[:, :-1]))))
     assert dens.logp_grad(x)[0] == pytest.approx(ref + jac, rel=1e-10)
 
 

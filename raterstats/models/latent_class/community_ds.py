@@ -7,7 +7,7 @@ Generative story (one latent true label per unit: item, segment, dimension)::
     c_j ~ Categorical(rho)                           rho ~ Dirichlet(1), M communities
     C_m,dg[t, :] ~ Dirichlet(alpha_t)                2.5 K on the diagonal, 1 elsewhere
     s ~ Gamma(2, 0.1)                                the raters' concentration
-    beta_jdg[t, :] ~ Dirichlet(s C_(c_j),dg[t, :])   the rater's own confusion
+    beta_jdg[t, :] ~ Dirichlet(f + s C_(c_j),dg[t, :])   the rater's own confusion, f = 1
     A_uj | T_u = t ~ Categorical(beta_jdg[t, :])
 
 A rater's community ``c_j`` is shared by its rows on every dimension and design. Given
@@ -92,6 +92,10 @@ class CommunityDawidSkene(CrowdModel):
         Use repeated ratings as further observations (default) or first ratings only.
     use_gold : bool
         Clamp the true label of units with a ``gold`` label (default False).
+    rater_floor : float
+        ``f`` in the raters' prior ``Dirichlet(f + s C)`` (default 1: every entry's
+        concentration at least 1; 0 gives ``Dirichlet(s C)``, whose density is unbounded
+        at the simplex's edges when ``s C < 1``, see the card).
     centred : bool, optional
         How NUTS samples each rater's confusion row: centred (True), as an offset from its
         community's row scaled by ``1 / sqrt(s)`` (False), or (default None) centred where
@@ -142,6 +146,7 @@ class CommunityDawidSkene(CrowdModel):
         "repeats": "include",
         "use_gold": False,
         "centred": None,
+        "rater_floor": 1.0,
     }
     param_names: ClassVar[tuple[str, ...]] = ("confusion", "prevalence")
 
@@ -158,6 +163,11 @@ class CommunityDawidSkene(CrowdModel):
                 problems.append(f"prior {key!r} must be a {dist}")
         if self._options["centred"] is not None and not isinstance(self._options["centred"], bool):
             problems.append("centred must be True, False or None")
+        fl = self._options["rater_floor"]
+        if isinstance(fl, bool) or not isinstance(fl, int | float) or not 0 <= fl < np.inf:
+            problems.append(f"rater_floor must be a number >= 0, not {fl!r}")
+        else:
+            self._options["rater_floor"] = float(fl)
         g = self._priors["concentration"]
         if g.dist == "Gamma" and (g.param("alpha") is None or g.param("beta") is None):
             problems.append("prior 'concentration' needs alpha and beta")
@@ -220,8 +230,9 @@ class CommunityDawidSkene(CrowdModel):
 
         Option ``centred`` True / False: all rows alike. Default: centred where the row's
         expected number of ratings (the cell's ratings of units whose soft majority vote is
-        the row's class) is at least the concentration ``s`` (the start's, else the prior
-        mean): the row's posterior weight of the data then exceeds its prior's, where the
+        the row's class) is at least its prior's total concentration ``K f + s`` (``s``:
+        the start's, else the prior mean): the row's posterior weight of the data then
+        exceeds its prior's, where the
         centred form samples well; the others are offsets (non-centred), which sample well
         where the prior dominates (Papaspiliopoulos, Roberts & Skold 2007; the same rule as
         Dawid-Skene's partial pooling).
@@ -238,7 +249,7 @@ class CommunityDawidSkene(CrowdModel):
             s = float(g.param("alpha")) / float(g.param("beta"))
         q = majority_vote(data)[data.unit]  # (N, K)
         n = np.stack([np.bincount(data.cell, q[:, t], minlength=NC) for t in range(K)], axis=1)
-        return np.asarray(n >= s)
+        return np.asarray(n >= s + K * float(self._options["rater_floor"]))
 
     def build_model(
         self,
@@ -249,14 +260,17 @@ class CommunityDawidSkene(CrowdModel):
     ) -> pm.Model:
         """The PyMC model. The raters' confusion rows are sampled in PyMC's simplex
         coordinates ``confusion_z``: where a row is centred (``centred (n_cells, K)``,
-        default :meth:`centred_rows`) ``z`` is the row's coordinates; elsewhere it is a
-        standardised offset, ``pi_c[t] = simplex(sum_m w_jm xC_m[t] + z_c[t] / sqrt(s))``
-        with ``xC_m[t]`` the coordinates of community ``m``'s row and fixed weights ``w``
-        (``ref_weight``; default even, :meth:`reference_weight`): a row with few ratings,
+        default :meth:`centred_rows`) ``z`` is the row's coordinates; elsewhere it is
+        standardised by the moments of its reference prior: coordinates ``x_i = m_i + sd_i
+        z_i`` with ``m_i = psi(alpha_i) - mean_a psi(alpha_a)`` and ``sd_i =
+        sqrt(psi'(alpha_i))``, the mean and (nearly) the spread of the coordinates under
+        ``Dirichlet(alpha)``, ``alpha = f + s sum_m w_jm C_m[t]`` with fixed weights ``w``
+        (``ref_weight``; default even, :meth:`reference_weight`). A row with few ratings,
         sampled centred, would shrink with ``s`` and move with its community's row, which
-        NUTS samples badly. The map is one to one for any fixed weights and its
-        log-Jacobian is added, so the model is the same; only the sampler's coordinates
-        change (Papaspiliopoulos, Roberts & Skold 2007)."""
+        NUTS samples badly; standardised, it is about N(0, 1) a priori whatever ``s`` and
+        ``C``. The map is one to one for fixed weights and its log-Jacobian is added, so
+        the model is the same; only the sampler's coordinates change (Papaspiliopoulos,
+        Roberts & Skold 2007)."""
         R, D, G, K = len(data.raters), len(data.dimensions), len(data.designs), data.K
         M = self.model_size(data) if size is None else int(size)
         NC, k1 = R * D * G, K - 1
@@ -264,7 +278,6 @@ class CommunityDawidSkene(CrowdModel):
         w = self.reference_weight(data, M) if ref_weight is None else np.asarray(ref_weight)
         cen = self.centred_rows(data) if centred is None else np.asarray(centred, dtype=bool)
         cen = cen.reshape(R, D, G, K, 1)
-        n_nc = int((~cen).sum())
         coords: dict[str, list[Any]] = {
             "rater": list(data.raters),
             "dimension": list(data.dimensions),
@@ -299,10 +312,13 @@ class CommunityDawidSkene(CrowdModel):
             z = pm.Flat(
                 "confusion_z", dims=("rater", "dimension", "design", "true", "simplex_coord")
             )
-            log_comm = pt.log(comm)
-            xc = log_comm[..., :-1] - log_comm.mean(axis=-1, keepdims=True)  # (M, D, G, K, k1)
-            ref = pt.tensordot(pt.as_tensor(w), xc, axes=[[1], [0]])  # (R, D, G, K, k1)
-            xr = pt.where(cen, z, ref + z / pt.sqrt(s))
+            floor = float(self._options["rater_floor"])
+            cref = pt.tensordot(pt.as_tensor(w), comm, axes=[[1], [0]])  # (R, D, G, K, K)
+            al = floor + s * cref
+            ps = pt.psi(al)
+            mean = ps[..., :-1] - ps.mean(axis=-1, keepdims=True)
+            sd = pt.sqrt(pt.tri_gamma(al[..., :-1]))
+            xr = pt.where(cen, z, mean + sd * z)
             full = pt.concatenate([xr, -xr.sum(axis=-1, keepdims=True)], axis=-1)
             log_conf = full - pt.logsumexp(full, axis=-1, keepdims=True)
             conf = pm.Deterministic(
@@ -310,11 +326,11 @@ class CommunityDawidSkene(CrowdModel):
                 pt.exp(log_conf),
                 dims=("rater", "dimension", "design", "true", "rated"),
             )
-            sc = s * comm  # (M, D, G, K, K)
-            norm = (pt.gammaln(s) - pt.gammaln(sc).sum(-1)).sum(axis=(1, 2, 3))  # (M,)
+            sc = floor + s * comm  # (M, D, G, K, K)
+            norm = (pt.gammaln(K * floor + s) - pt.gammaln(sc).sum(-1)).sum(axis=(1, 2, 3))
             inner = pt.dot(log_conf.reshape((R, -1)), (sc - 1.0).reshape((M, -1)).T)  # (R, M)
             A = pt.log(rho)[None, :] + norm[None, :] + inner
-            jac = log_conf.sum() + NC * K * float(np.log(K)) - 0.5 * n_nc * k1 * pt.log(s)
+            jac = log_conf.sum() + NC * K * float(np.log(K)) + pt.where(cen, 0.0, pt.log(sd)).sum()
             pm.Potential("community_prior", pt.logsumexp(A, axis=1).sum() + jac)
             pm.Deterministic(
                 "community_membership",

@@ -13,12 +13,15 @@ Updates (``N_c[t, a]``: expected counts of rating ``a`` by cell ``c`` on units o
 ``t``; ``r_jm = q(c_j = m)``; ``j(c)``, ``dg(c)``: the cell's rater and dimension x
 design)::
 
-    q(pi_c[t]) = Dirichlet(N_c[t] + s sum_m r_j(c)m C_m,dg(c)[t])
-    log r_jm   = E log rho_m + sum_(c of j, t) [lgamma(s) - sum_a lgamma(s C[a])
-                                               + sum_a (s C[a] - 1) E log pi_c[t, a]] + const
+    q(pi_c[t]) = Dirichlet(N_c[t] + f + s sum_m r_j(c)m C_m,dg(c)[t])
+    log r_jm   = E log rho_m + sum_(c of j, t) [lgamma(K f + s) - sum_a lgamma(f + s C[a])
+                                               + sum_a (f + s C[a] - 1) E log pi_c[t, a]]
+                 + const
     q(rho)     = Dirichlet(a_rho + sum_j r_j)
-    C, s       = argmax sum_(j, m) r_jm sum_(c of j, t) log Dir(E log pi_c[t]; s C_m,dg(c)[t])
+    C, s       = argmax sum_(j, m) r_jm sum_(c of j, t) E log Dir(pi_c[t]; f + s C_m,dg(c)[t])
                  + log p(C) + log p(s)
+
+(``f``: the rater rows' floor, option ``rater_floor``.)
 """
 
 from __future__ import annotations
@@ -52,13 +55,15 @@ def expected_counts(Mc: np.ndarray, vl: VBLayout) -> np.ndarray:
     return N
 
 
-def community_terms(elog_pi: np.ndarray, C: np.ndarray, s: float, vl: VBLayout) -> np.ndarray:
+def community_terms(
+    elog_pi: np.ndarray, C: np.ndarray, s: float, vl: VBLayout, floor: float
+) -> np.ndarray:
     """``A0[j, m] = sum over the cells c of rater j and rows t of E log Dir(pi_c[t];
-    s C[m, dg(c), t])`` under ``q(pi)`` (``elog_pi (n_cells, K, K)``, ``C (M, DG, K,
-    K)``)."""
-    M = C.shape[0]
-    sc = s * C
-    norm = gammaln(s) - gammaln(sc).sum(-1)  # (M, DG, K)
+    floor + s C[m, dg(c), t])`` under ``q(pi)`` (``elog_pi (n_cells, K, K)``, ``C (M, DG,
+    K, K)``)."""
+    M, K = C.shape[0], C.shape[-1]
+    sc = floor + s * C
+    norm = gammaln(K * floor + s) - gammaln(sc).sum(-1)  # (M, DG, K)
     # per cell and community: sum_t [norm + sum_a (sC - 1) E log pi]
     per = norm[:, vl.cell_dg].sum(-1) + np.einsum(
         "mcta,cta->mc", sc[:, vl.cell_dg] - 1.0, elog_pi
@@ -93,14 +98,17 @@ def cs_objective(
     L: np.ndarray,
     conf_conc: np.ndarray,
     s_prior: tuple[float, float],
+    floor: float,
 ) -> float:
-    """The part of the ELBO that depends on ``C`` and ``s``: ``sum W (K lgamma(s) - sum
-    lgamma(s C)) + sum (s C - 1) L`` plus the Dirichlet log prior of ``C`` and the Gamma
-    log prior of ``s``."""
+    """The part of the ELBO that depends on ``C`` and ``s``: ``sum W (K lgamma(K f + s)
+    - sum lgamma(f + s C)) + sum (f + s C - 1) L`` (``f``: the floor) plus the Dirichlet
+    log prior of ``C`` and the Gamma log prior of ``s``."""
     a_s, b_s = s_prior
     K = C.shape[-1]
-    val = float(np.sum(W * (K * gammaln(s) - gammaln(s * C).sum(axis=(-1, -2)))))
-    val += float(np.sum((s * C - 1.0) * L))
+    val = float(
+        np.sum(W * (K * gammaln(K * floor + s) - gammaln(floor + s * C).sum(axis=(-1, -2))))
+    )
+    val += float(np.sum((floor + s * C - 1.0) * L))
     val += c_log_prior(C, conf_conc)
     val += a_s * np.log(b_s) - gammaln(a_s) + (a_s - 1.0) * np.log(s) - b_s * s
     return val
@@ -120,6 +128,7 @@ def optimise_cs(
     L: np.ndarray,
     conf_conc: np.ndarray,
     s_prior: tuple[float, float],
+    floor: float,
     sweeps: int = 1,
     steps: int = 3,
 ) -> tuple[np.ndarray, float, float]:
@@ -138,14 +147,16 @@ def optimise_cs(
     Wc = W[..., None, None]  # (M, DG, 1, 1): of every entry
     alpha = np.broadcast_to(conf_conc, C.shape)
 
+    f = floor
+
     def f_s(sv: float) -> float:
-        val = float(np.sum(W * (K * gammaln(sv) - gammaln(sv * C).sum(axis=(-1, -2)))))
+        val = float(np.sum(W * (K * gammaln(K * f + sv) - gammaln(f + sv * C).sum(axis=(-1, -2)))))
         return val + sv * float(np.sum(C * L)) + (a_s - 1.0) * np.log(sv) - b_s * sv
 
     def f_rows(Cx: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             return (
-                -Wr * gammaln(s * Cx).sum(-1)
+                -Wr * gammaln(f + s * Cx).sum(-1)
                 + s * (Cx * L).sum(-1)
                 + ((alpha - 1.0) * np.log(Cx)).sum(-1)
             )
@@ -153,10 +164,18 @@ def optimise_cs(
     for _ in range(sweeps):
         # s: Newton with backtracking
         for _ in range(steps):
-            g = float(np.sum(W * (K * digamma(s) - (C * digamma(s * C)).sum(axis=(-1, -2)))))
+            g = float(
+                np.sum(W * (K * digamma(K * f + s) - (C * digamma(f + s * C)).sum(axis=(-1, -2))))
+            )
             g += float(np.sum(C * L)) + (a_s - 1.0) / s - b_s
             h = float(
-                np.sum(W * (K * polygamma(1, s) - (C**2 * polygamma(1, s * C)).sum(axis=(-1, -2))))
+                np.sum(
+                    W
+                    * (
+                        K * polygamma(1, K * f + s)
+                        - (C**2 * polygamma(1, f + s * C)).sum(axis=(-1, -2))
+                    )
+                )
             )
             h -= (a_s - 1.0) / s**2
             step = -g / h if h < 0 else g * s / max(abs(g), 1.0)
@@ -171,8 +190,8 @@ def optimise_cs(
                 break
         # C rows: Newton on the simplex with backtracking, row by row (vectorised)
         for _ in range(steps):
-            gc = -s * Wc * digamma(s * C) + s * L + (alpha - 1.0) / C
-            hc = -(s**2) * Wc * polygamma(1, s * C) - (alpha - 1.0) / C**2
+            gc = -s * Wc * digamma(f + s * C) + s * L + (alpha - 1.0) / C
+            hc = -(s**2) * Wc * polygamma(1, f + s * C) - (alpha - 1.0) / C**2
             hc = np.minimum(hc, -1e-8)
             lam = (gc / hc).sum(-1, keepdims=True) / (1.0 / hc).sum(-1, keepdims=True)
             delta = -(gc - lam) / hc
@@ -191,7 +210,7 @@ def optimise_cs(
                     break
                 tr = np.where(done[..., None], tr, 0.5 * tr)
             C = Cn
-    return C, s, cs_objective(C, s, W, L, conf_conc, s_prior)
+    return C, s, cs_objective(C, s, W, L, conf_conc, s_prior, floor)
 
 
 def agreement_start(vl: VBLayout, N: np.ndarray, M: int) -> np.ndarray:
@@ -240,6 +259,7 @@ def cds_vb_run(
     conf_conc = model.community_conc(K)  # (K, K)
     a_prev = float(pri["prevalence"].param("a", 3.0))
     a_rho = float(pri["community_weight"].param("a", 1.0))
+    floor = float(model.options["rater_floor"])
     s_prior = (
         float(pri["concentration"].param("alpha")),
         float(pri["concentration"].param("beta")),
@@ -274,7 +294,7 @@ def cds_vb_run(
         cc = np.zeros((D, K))
         np.add.at(cc, lay.pattern_dim, lay.pattern_w[:, None] * q)
         prev_conc = a_prev + cc
-        conc_pi = N + s * np.einsum("cm,mcta->cta", rc, C[:, vl.cell_dg])
+        conc_pi = N + floor + s * np.einsum("cm,mcta->cta", rc, C[:, vl.cell_dg])
     n_iter = it0
     converged = False
     obj = prev_obj
@@ -282,12 +302,12 @@ def cds_vb_run(
         n_iter = it + 1
         elog_pi = dirichlet_elog(conc_pi)
         # q(c): community responsibilities
-        A = community_terms(elog_pi, C, s, vl) + dirichlet_elog(rho_conc)[None, :]
+        A = community_terms(elog_pi, C, s, vl, floor) + dirichlet_elog(rho_conc)[None, :]
         r = np.exp(A - logsumexp(A, axis=1, keepdims=True))
         rho_conc = a_rho + r.sum(0)
         # C, s
         W, L = community_stats(r, elog_pi, vl)
-        C, s, _ = optimise_cs(C, s, W, L, conf_conc, s_prior)
+        C, s, _ = optimise_cs(C, s, W, L, conf_conc, s_prior, floor)
         # E-step: q(T) from E log pi and E log prevalence
         elog_pi = dirichlet_elog(conc_pi)
         T = elog_pi[lay.e_row, :, lay.e_code]  # (E, K)
@@ -301,7 +321,7 @@ def cds_vb_run(
         # q(prevalence), q(pi) from the new q(T)
         prev_conc = a_prev + cc
         N = expected_counts(Mc, vl)
-        conc_pi = N + s * np.einsum("cm,mcta->cta", r[vl.cell_rater], C[:, vl.cell_dg])
+        conc_pi = N + floor + s * np.einsum("cm,mcta->cta", r[vl.cell_rater], C[:, vl.cell_dg])
         if abs(obj - prev_obj) <= tol * max(1.0, abs(obj)):
             converged = True
             break
@@ -349,7 +369,7 @@ def elbo_rest(
     a_rho = float(pri["community_weight"].param("a", 1.0))
     a_s = float(pri["concentration"].param("alpha"))
     b_s = float(pri["concentration"].param("beta"))
-    A0 = community_terms(elog_pi, C, s, vl)
+    A0 = community_terms(elog_pi, C, s, vl, float(model.options["rater_floor"]))
     val = float(np.sum(r * A0))
     val -= float(
         np.sum(dirichlet_log_norm(conc_pi) + ((conc_pi - 1.0) * elog_pi).sum(-1))

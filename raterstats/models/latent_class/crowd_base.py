@@ -209,9 +209,9 @@ class CrowdModel(LatentClassModel):
         variational factors), with restarts by the short-runs strategy of
         :func:`~raterstats.models.latent_class.em.short_run_restarts` (the first at the
         majority vote, the others from random starts; the best by the ELBO is continued to
-        convergence: relative change of the ELBO below ``tol``; variational fits creep along flat
-        directions of the bound, so the default is looser than Dawid-Skene's EM's). The size is the option's
-        or the held-out rule's (:meth:`choose_size`; its table is in
+        convergence: relative change of the ELBO below ``tol``; variational fits creep
+        along flat directions of the bound, so the default is looser than Dawid-Skene's
+        EM's). The size is the option's or the held-out rule's (:meth:`choose_size`; its table is in
         ``sample_stats.attrs["size_rule"]``, JSON). ``sample_stats.attrs["elbo"]``: the
         ELBO of the kept run; ``lp``: the plug-in log marginal likelihood at its
         estimates."""

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import digamma, gammaln, logsumexp, polygamma
 
 from raterstats.inference import Density
 from raterstats.models.latent_class.crowd_vb import cell_indices
@@ -59,15 +59,16 @@ def simplex_values(x: np.ndarray, n_rows: int, k: int) -> tuple[np.ndarray, np.n
 
 
 def community_membership_np(
-    conf: np.ndarray, comm: np.ndarray, rho: np.ndarray, s: np.ndarray
+    conf: np.ndarray, comm: np.ndarray, rho: np.ndarray, s: np.ndarray, floor: float
 ) -> np.ndarray:
     """``(S, R, M)`` probability that each rater belongs to each community given the
     confusions ``(S, R, DG, K, K)``, community confusions ``(S, M, DG, K, K)``, weights
-    ``(S, M)`` and concentration ``(S,)``."""
+    ``(S, M)``, concentration ``(S,)`` and the rows' floor."""
     S, R = conf.shape[:2]
-    M = comm.shape[1]
-    sc = s[:, None, None, None, None] * comm
-    norm = (gammaln(s)[:, None, None, None] - gammaln(sc).sum(-1)).sum(axis=(2, 3))  # (S, M)
+    M, K = comm.shape[1], comm.shape[-1]
+    sc = floor + s[:, None, None, None, None] * comm
+    tot = gammaln(K * floor + s)[:, None, None, None]
+    norm = (tot - gammaln(sc).sum(-1)).sum(axis=(2, 3))  # (S, M)
     with np.errstate(divide="ignore"):
         lc = np.log(conf).reshape(S, R, -1)
         inner = np.einsum("srf,smf->srm", lc, (sc - 1.0).reshape(S, M, -1))
@@ -75,23 +76,41 @@ def community_membership_np(
     return np.exp(A - logsumexp(A, axis=2, keepdims=True))
 
 
+def reference_coordinates(
+    comm: np.ndarray,
+    s: np.ndarray,
+    floor: float,
+    ref_w: np.ndarray,
+    cell_rater: np.ndarray,
+    cell_dg: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and spread ``(S, NC, K, K - 1)`` of every rater row's simplex coordinates
+    under its reference prior ``Dirichlet(f + s sum_m ref_w[j, m] C[m, dg])``:
+    ``psi(alpha_i) - mean_a psi(alpha_a)`` and ``sqrt(psi'(alpha_i))`` (``comm (S, M, DG,
+    K, K)``, ``s (S,)``)."""
+    cref = np.einsum("cm,smcta->scta", ref_w[cell_rater], comm[:, :, cell_dg])
+    al = floor + s[:, None, None, None] * cref
+    ps = digamma(al)
+    mean = ps[..., :-1] - ps.mean(axis=-1, keepdims=True)
+    return mean, np.sqrt(polygamma(1, al[..., :-1]))
+
+
 def rater_rows_from_offsets(
     z: np.ndarray,
-    xc: np.ndarray,
+    comm: np.ndarray,
     s: np.ndarray,
+    floor: float,
     ref_w: np.ndarray,
     cell_rater: np.ndarray,
     cell_dg: np.ndarray,
     centred: np.ndarray,
 ) -> np.ndarray:
     """The raters' confusion rows ``(S, NC, K, K)`` from their sampled values
-    ``z (S, NC, K, K - 1)``, the community rows' simplex coordinates ``xc (S, M, DG, K,
-    K - 1)``, the concentration ``s (S,)`` and the reference weights ``ref_w (R, M)``:
-    ``simplex(sum_m ref_w[j, m] xc[m, dg] + z / sqrt(s))``, or ``simplex(z)`` where
-    ``centred (NC, K)``."""
-    ref = np.einsum("cm,smcti->scti", ref_w[cell_rater], xc[:, :, cell_dg])
-    nc = ref + z / np.sqrt(s)[:, None, None, None]
-    return simplex_backward_np(np.where(centred[None, :, :, None], z, nc))
+    ``z (S, NC, K, K - 1)``: ``simplex(mean + sd z)`` with the coordinates' mean and
+    spread under the reference prior (:func:`reference_coordinates`), or ``simplex(z)``
+    where ``centred (NC, K)``."""
+    mean, sd = reference_coordinates(comm, s, floor, ref_w, cell_rater, cell_dg)
+    return simplex_backward_np(np.where(centred[None, :, :, None], z, mean + sd * z))
 
 
 def cds_density(
@@ -121,6 +140,7 @@ def cds_density(
     a_rho = float(pri["community_weight"].param("a", 1.0))
     s_a = float(pri["concentration"].param("alpha"))
     s_b = float(pri["concentration"].param("beta"))
+    floor = float(model.options["rater_floor"])
     conf_conc = model.community_conc(K)
     cell_rater, cell_dg, _ = cell_indices(R, D, G)
     if ref_weight is None:
@@ -139,7 +159,7 @@ def cds_density(
         D, M, DG, K, R, cell_rater.astype(np.int64), cell_dg.astype(np.int64), ref_w,
         cen.astype(np.int64).ravel(), lay.e_row, lay.e_code, lay.p_e, lay.p_start,
         lay.pattern_dim, lay.pattern_w, lay.mask, np.ascontiguousarray(conf_conc), a_prev,
-        a_rho, s_a, s_b, const,
+        a_rho, s_a, s_b, floor, const,
     )  # fmt: skip
 
     def logp_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -157,12 +177,11 @@ def cds_density(
         else:
             rho = np.ones((S, 1))
         n_c = M * DG * K * k1
-        xc = rest[:, :n_c].reshape(S, M, DG, K, k1)
-        comm = simplex_backward_np(xc)
+        comm = simplex_backward_np(rest[:, :n_c].reshape(S, M, DG, K, k1))
         s = np.exp(rest[:, n_c])
         z = rest[:, n_c + 1 :].reshape(S, NC, K, k1)
-        conf = rater_rows_from_offsets(z, xc, s, ref_w, cell_rater, cell_dg, cen)
-        mem = community_membership_np(conf.reshape(S, R, DG, K, K), comm, rho, s)
+        conf = rater_rows_from_offsets(z, comm, s, floor, ref_w, cell_rater, cell_dg, cen)
+        mem = community_membership_np(conf.reshape(S, R, DG, K, K), comm, rho, s, floor)
         return {
             "prevalence": prev,
             "community_weight": rho,
@@ -180,13 +199,16 @@ def cds_density(
         parts = [simplex_forward_np(clip(values["prevalence"])).ravel()]
         if M > 1:
             parts.append(simplex_forward_np(clip(values["community_weight"])).ravel())
-        xc = simplex_forward_np(clip(values["community_confusion"])).reshape(M, DG, K, k1)
-        parts.append(xc.ravel())
-        s = float(np.asarray(values["concentration"]))
-        parts.append(np.array([np.log(max(s, 1e-6))]))
+        comm = clip(values["community_confusion"]).reshape(M, DG, K, K)
+        comm = comm / comm.sum(-1, keepdims=True)
+        parts.append(simplex_forward_np(comm).ravel())
+        s = max(float(np.asarray(values["concentration"])), 1e-6)
+        parts.append(np.array([np.log(s)]))
         xp = simplex_forward_np(clip(values["confusion"])).reshape(NC, K, k1)
-        ref = np.einsum("cm,mcti->cti", ref_w[cell_rater], xc[:, cell_dg])
-        parts.append(np.where(cen[:, :, None], xp, (xp - ref) * np.sqrt(s)).ravel())
+        mean, sd = reference_coordinates(
+            comm[None], np.array([s]), floor, ref_w, cell_rater, cell_dg
+        )
+        parts.append(np.where(cen[:, :, None], xp, (xp - mean[0]) / sd[0]).ravel())
         return np.concatenate(parts)
 
     if start is None:
@@ -332,5 +354,6 @@ __all__ = [
     "dirichlet_row_const",
     "ebcc_density",
     "rater_rows_from_offsets",
+    "reference_coordinates",
     "simplex_values",
 ]

@@ -74,13 +74,15 @@ def simulate_community_crowd(
     community_confusion: np.ndarray | None = None,
     community_weight: np.ndarray | None = None,
     concentration: float | None = None,
+    rater_floor: float = 1.0,
     prevalence: np.ndarray | None = None,
     activity: np.ndarray | None = None,
     random_seed: int = 0,
 ) -> CrowdSimulation:
     """Ratings from community Dawid-Skene: communities' confusions ``(M, K, K)``, each
     rater's community ``c_j ~ Categorical(rho)`` and confusion rows
-    ``~ Dirichlet(s C_(c_j)[t])``, true labels ``~ Categorical(prevalence)``.
+    ``~ Dirichlet(f + s C_(c_j)[t])`` (``f``: ``rater_floor``), true labels
+    ``~ Categorical(prevalence)``.
 
     Examples
     --------
@@ -102,7 +104,7 @@ def simulate_community_crowd(
     comm = rng.choice(M, n_raters, p=rho)
     conf = np.stack(
         [
-            [rng.dirichlet(np.maximum(s * C[comm[j], t], 1e-3)) for t in range(K)]
+            [rng.dirichlet(np.maximum(rater_floor + s * C[comm[j], t], 1e-3)) for t in range(K)]
             for j in range(n_raters)
         ]
     )
@@ -192,7 +194,7 @@ def biased_community_crowd(
     """A sparse binary crowd whose errors are shared within communities: 40 % of the raters
     are accurate (``P(correct) = 0.9`` on both classes), 60 % lean to the positive class
     (``P(1 | 0) = 0.55``, ``P(1 | 1) = 0.9``); every rater's own confusion is drawn around
-    its community's with concentration 50, and each rater gives about
+    its community's (``Dirichlet(1 + 50 C)``), and each rater gives about
     ``n_items per_item / n_raters`` ratings (15 by default), too few to learn its own bias.
     Prevalence 0.5.
 

@@ -10,6 +10,11 @@ cache of a function is keyed on its own source file alone and carries the compil
 of the functions it calls, so a kernel that called into another file would keep running
 that file's old code after an edit there. Everything these kernels call lives in this
 file.
+
+The kernels are compiled with numba's NumPy error model: a division by zero far out in the
+tails (a concentration or a simplex entry that underflows to 0 during warm-up) gives an
+infinite or NaN log density, which nutpie rejects as a divergence, instead of raising (a
+raised error would stop the sampler).
 """
 
 from __future__ import annotations
@@ -20,12 +25,12 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def digamma_nb(x: float) -> float:
     """The digamma function for ``x > 0`` (recurrence to ``x >= 6``, then the asymptotic
     series; absolute error below 1e-12)."""
     r = 0.0
-    while x < 6.0:
+    while x < 10.0:
         r -= 1.0 / x
         x += 1.0
     f = 1.0 / (x * x)
@@ -36,7 +41,33 @@ def digamma_nb(x: float) -> float:
     return r + math.log(x) - 0.5 / x + t
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
+def trigamma_nb(x: float) -> float:
+    """The trigamma function (``psi'``) for ``x > 0`` (recurrence to ``x >= 10``, then the
+    asymptotic series)."""
+    r = 0.0
+    while x < 10.0:
+        r += 1.0 / (x * x)
+        x += 1.0
+    f = 1.0 / (x * x)
+    t = 1.0 / x + 0.5 * f + f / x * (1.0 / 6.0 + f * (-1.0 / 30.0 + f * (1.0 / 42.0 - f / 30.0)))
+    return r + t
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def tetragamma_nb(x: float) -> float:
+    """The tetragamma function (``psi''``) for ``x > 0`` (recurrence to ``x >= 10``, then
+    the asymptotic series)."""
+    r = 0.0
+    while x < 10.0:
+        r -= 2.0 / (x * x * x)
+        x += 1.0
+    f = 1.0 / (x * x)
+    t = -f - f / x - f * f * (0.5 + f * (-1.0 / 6.0 + f * (1.0 / 6.0 - f * 0.3)))
+    return r + t
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def simplex_backward_nb(v: np.ndarray, k: int, out: np.ndarray) -> None:
     """PyMC's simplex transform, backward: ``out[:k] = softmax([v, -sum(v)])``."""
     s = 0.0
@@ -56,7 +87,7 @@ def simplex_backward_nb(v: np.ndarray, k: int, out: np.ndarray) -> None:
         out[i] /= tot
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def simplex_grad_nb(p: np.ndarray, g: np.ndarray, k: int, out: np.ndarray) -> None:
     """Gradient w.r.t. the simplex-transform values from ``g`` = d/dlog p."""
     sg = 0.0
@@ -67,7 +98,7 @@ def simplex_grad_nb(p: np.ndarray, g: np.ndarray, k: int, out: np.ndarray) -> No
         out[j] = (g[j] - p[j] * sg) - last
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def pattern_loglik_grad_nb(
     T: np.ndarray,
     log_prior: np.ndarray,
@@ -117,7 +148,36 @@ def pattern_loglik_grad_nb(
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
+def reference_moments(
+    C: np.ndarray,
+    ref_w: np.ndarray,
+    j: int,
+    dg: int,
+    t: int,
+    s: float,
+    floor: float,
+    cref: np.ndarray,
+    ps: np.ndarray,
+    p1: np.ndarray,
+    p2: np.ndarray,
+) -> None:
+    """For rater ``j``'s row ``t`` in dimension x design ``dg``: its reference community
+    row ``cref = sum_m ref_w[j, m] C[m, dg, t]`` and ``psi``, ``psi'``, ``psi''`` of
+    ``alpha = floor + s cref``."""
+    K = cref.size
+    for a in range(K):
+        acc = 0.0
+        for m in range(ref_w.shape[1]):
+            acc += ref_w[j, m] * C[m, dg, t, a]
+        cref[a] = acc
+        al = floor + s * acc
+        ps[a] = digamma_nb(al)
+        p1[a] = trigamma_nb(al)
+        p2[a] = tetragamma_nb(al)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def cds_logp_grad(
     x: np.ndarray,
     D: int,
@@ -141,6 +201,7 @@ def cds_logp_grad(
     a_rho: float,
     s_a: float,
     s_b: float,
+    floor: float,
     const: float,
     grad: np.ndarray,
 ) -> float:
@@ -149,12 +210,16 @@ def cds_logp_grad(
     Layout of ``x`` (the PyMC model's value variables, in order): prevalence
     ``D (K - 1)``; community weights ``M - 1`` (none when ``M = 1``); community confusions
     ``M DG K (K - 1)`` (community, dimension x design, true class); ``log s``; the raters'
-    standardised offsets ``z``, ``NC K (K - 1)`` (cell, true class). A rater's row is
-    ``pi_c[t] = simplex(sum_m ref_w[j, m] xC[m, dg, t] + z_c[t] / sqrt(s))`` with ``xC``
-    the community rows' own simplex coordinates (a non-centred parametrisation, exact for
-    any fixed weights ``ref_w``), or, where ``centred[c K + t]`` is 1, the row's
-    coordinates themselves (centred). The raters' community is summed out:
-    ``sum_j logsumexp_m [log rho_m + sum_(c of j, t) log Dir(pi_c[t]; s C_m,dg(c)[t])]``.
+    standardised rows ``z``, ``NC K (K - 1)`` (cell, true class). A rater's row has simplex
+    coordinates ``x_i = m_i + sd_i z_i``, with ``m`` and ``sd`` the mean and (nearly) the
+    standard deviation of the coordinates under ``Dirichlet(alpha)``, ``alpha = f + s
+    sum_m ref_w[j, m] C[m, dg, t]`` (``m_i = psi(alpha_i) - mean_a psi(alpha_a)``,
+    ``sd_i = sqrt(psi'(alpha_i))``, from the Gamma representation of the Dirichlet): a
+    non-centred parametrisation, exact for any fixed weights ``ref_w``; where
+    ``centred[c K + t]`` is 1, ``z`` is the row's coordinates themselves (centred). The
+    raters' community is summed out:
+    ``sum_j logsumexp_m [log rho_m + sum_(c of j, t) log Dir(pi_c[t]; f + s C_m,dg(c)[t])]``
+    (``f``: the rows' ``floor``).
     """
     NC = cell_rater.size
     k1 = K - 1
@@ -192,7 +257,6 @@ def cds_logp_grad(
     off_s = pos
     ls = x[pos]
     s = math.exp(ls)
-    rs = 1.0 / math.sqrt(s)
     lp += s_a * ls - s_b * s
     pos += 1
     # rater confusions from their offsets
@@ -200,7 +264,10 @@ def cds_logp_grad(
     B = np.zeros((NC, K, K))
     LB = np.zeros((NC, K, K))
     xr = np.empty(k1)
-    n_nc = 0
+    cref = np.empty(K)
+    ps = np.empty(K)
+    p1 = np.empty(K)
+    p2 = np.empty(K)
     for c in range(NC):
         j = cell_rater[c]
         dg = cell_dg[c]
@@ -209,29 +276,30 @@ def cds_logp_grad(
                 for i in range(k1):
                     xr[i] = x[pos + i]
             else:
-                n_nc += 1
+                reference_moments(C, ref_w, j, dg, t, s, floor, cref, ps, p1, p2)
+                mps = 0.0
+                for a in range(K):
+                    mps += ps[a]
+                mps /= K
                 for i in range(k1):
-                    acc = x[pos + i] * rs
-                    for m in range(M):
-                        acc += ref_w[j, m] * x[off_c + ((m * DG + dg) * K + t) * k1 + i]
-                    xr[i] = acc
+                    xr[i] = ps[i] - mps + math.sqrt(p1[i]) * x[pos + i]
+                    lp += 0.5 * math.log(p1[i])  # log Jacobian of z -> the coordinates
             simplex_backward_nb(xr, K, B[c, t])
             for a in range(K):
                 LB[c, t, a] = math.log(B[c, t, a])
                 lp += LB[c, t, a]  # log Jacobian of the simplex transform
             pos += k1
-    lp -= 0.5 * n_nc * k1 * ls  # log Jacobian of z -> the rows' coordinates
     # the raters' mixture prior
-    lgs = math.lgamma(s)
-    dgs = digamma_nb(s)
+    lgs = math.lgamma(K * floor + s)
+    dgs = digamma_nb(K * floor + s)
     LGC = np.zeros((M, DG, K, K))
     DGC = np.zeros((M, DG, K, K))
     for m in range(M):
         for dg in range(DG):
             for t in range(K):
                 for a in range(K):
-                    LGC[m, dg, t, a] = math.lgamma(s * C[m, dg, t, a])
-                    DGC[m, dg, t, a] = digamma_nb(s * C[m, dg, t, a])
+                    LGC[m, dg, t, a] = math.lgamma(floor + s * C[m, dg, t, a])
+                    DGC[m, dg, t, a] = digamma_nb(floor + s * C[m, dg, t, a])
     A = np.zeros((R, M))
     for j in range(R):
         for m in range(M):
@@ -244,7 +312,7 @@ def cds_logp_grad(
             for t in range(K):
                 acc += lgs
                 for a in range(K):
-                    acc += -LGC[m, dg, t, a] + (s * C[m, dg, t, a] - 1.0) * LB[c, t, a]
+                    acc += -LGC[m, dg, t, a] + (floor + s * C[m, dg, t, a] - 1.0) * LB[c, t, a]
             A[j, m] += acc
     W = np.zeros((R, M))
     for j in range(R):
@@ -297,13 +365,12 @@ def cds_logp_grad(
                 GS += w * dgs
                 for a in range(K):
                     ca = C[m, dg, t, a]
-                    GB[c, t, a] += w * (s * ca - 1.0)
+                    GB[c, t, a] += w * (floor + s * ca - 1.0)
                     GC[m, dg, t, a] += w * s * (LB[c, t, a] - DGC[m, dg, t, a])
                     GS += w * ca * (LB[c, t, a] - DGC[m, dg, t, a])
     for j in range(R):
         for m in range(M):
             GR[m] += W[j, m]
-    GXS = 0.0  # d/dlog s through the offsets
     pos = off_z
     for c in range(NC):
         j = cell_rater[c]
@@ -316,13 +383,23 @@ def cds_logp_grad(
                 for i in range(k1):
                     grad[pos + i] += out[i]
             else:
+                reference_moments(C, ref_w, j, dg, t, s, floor, cref, ps, p1, p2)
+                sg = 0.0
                 for i in range(k1):
-                    grad[pos + i] += out[i] * rs
-                    GXS += -0.5 * out[i] * x[pos + i] * rs
+                    sg += out[i]
+                for a in range(K):
+                    # d/dalpha_a through the mean, the spread and the log-Jacobian
+                    ga = p1[a] * ((out[a] if a < k1 else 0.0) - sg / K)
+                    if a < k1:
+                        sd = math.sqrt(p1[a])
+                        ga += out[a] * x[pos + a] * p2[a] / (2.0 * sd) + 0.5 * p2[a] / p1[a]
+                    GS += ga * cref[a]
                     for m in range(M):
-                        grad[off_c + ((m * DG + dg) * K + t) * k1 + i] += ref_w[j, m] * out[i]
+                        GC[m, dg, t, a] += ga * s * ref_w[j, m]
+                for i in range(k1):
+                    grad[pos + i] += out[i] * math.sqrt(p1[i])
             pos += k1
-    grad[off_s] += s * GS + GXS + s_a - s_b * s - 0.5 * n_nc * k1
+    grad[off_s] += s * GS + s_a - s_b * s
     pos = off_c
     for m in range(M):
         for dg in range(DG):
@@ -350,7 +427,7 @@ def cds_logp_grad(
     return lp
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def ebcc_logp_grad(
     x: np.ndarray,
     D: int,
@@ -474,6 +551,9 @@ __all__ = [
     "digamma_nb",
     "ebcc_logp_grad",
     "pattern_loglik_grad_nb",
+    "reference_moments",
     "simplex_backward_nb",
     "simplex_grad_nb",
+    "tetragamma_nb",
+    "trigamma_nb",
 ]
