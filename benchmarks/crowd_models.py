@@ -10,8 +10,9 @@ rule); nothing is tuned on gold. A further row, ``EBCC (authors' settings)``, fi
 with the settings of the authors' published run (10 subtypes, subtype weights
 Dirichlet(0.01) (their ``a_pi = 0.1`` over 10 groups), confusion rows Dirichlet(4 on the
 diagonal, 1 elsewhere), prevalence Dirichlet(1), 10 restarts run to convergence, the best by
-the ELBO): a check of our variational fit against their numbers (they took the best of 40
-seeds and a prevalence prior from the majority vote).
+the plug-in marginal likelihood, the restart driver's rule for full runs): a check of our
+variational fit against their numbers (they took the best of 40 seeds by the ELBO and a
+prevalence prior from the majority vote).
 
 Part ``sim``: simulated crowds with correlated errors (``crowd_sim.biased_community_crowd``,
 ``crowd_sim.hard_subtype_crowd``), replicates: accuracy of each new model by EM against

@@ -420,3 +420,28 @@ def test_size_option_is_checked():
         CommunityDawidSkene(communities=0)
     with pytest.raises(ValueError, match="subtypes must be 'auto' or a whole number"):
         EnhancedBCC(subtypes="two")
+
+
+@pytest.mark.parametrize("kind", ["cds", "ebcc"])
+def test_label_switching_of_the_true_classes_is_reported(kind, em_fits):
+    """A two-chain posterior whose second chain is the first with the true classes
+    relabelled (confusion rows and the prevalence rolled by one class; the rated
+    categories are data and stay): the family's check names it."""
+    dt = em_fits[kind]
+    post = dt.posterior.to_dataset()
+    swapped = post.copy()
+    for name in ("confusion", "subtype_confusion"):
+        if name in post:
+            v = post[name]
+            swapped[name] = v.roll(true=1, roll_coords=False)
+    if "subtype_weight" in post:
+        swapped["subtype_weight"] = post["subtype_weight"].roll(true=1, roll_coords=False)
+    swapped["prevalence"] = post["prevalence"].roll(category=1, roll_coords=False)
+    both = xr.concat([post, swapped.assign_coords(chain=[1])], dim="chain")
+    fake = dt.copy()
+    fake["posterior"] = xr.DataTree(both)
+    del fake["label_posterior"]
+    problems = model_from_datatree(fake).convergence_problems(fake)
+    assert any("permuted labelling" in p for p in problems), problems
+    fake["posterior"] = xr.DataTree(xr.concat([post, post.assign_coords(chain=[1])], "chain"))
+    assert model_from_datatree(fake).convergence_problems(fake) == []
