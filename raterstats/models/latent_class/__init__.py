@@ -7,16 +7,25 @@ the ratings), ``reference`` (the NumPy likelihood every compiled kernel is teste
 against), ``graph`` (PyTensor pieces of the PyMC models), ``base`` (the shared model
 class), ``summaries`` (its post-fit answers), ``em`` (the EM driver), ``mace*`` and
 ``dawid_skene*``, ``glad*`` (each model, its compiled density and its EM;
-``dawid_skene_eb`` Dawid-Skene's empirical-Bayes prior), ``modes`` (the mode checks of
-sampled fits), ``layout`` (named positions of the compiled densities' data),
-``kernels_density`` / ``kernels_em`` / ``kernels_glad`` (numba) and ``callbacks`` (numba
-entry points and nutpie's C callbacks).
+``dawid_skene_eb`` Dawid-Skene's empirical-Bayes prior), ``community_ds*`` and ``ebcc*``
+(the correlated-crowd models, with ``crowd_base``, ``crowd_vb``, ``crowd_density`` and
+``kernels_crowd``), ``modes`` (the mode checks of sampled fits), ``layout`` (named
+positions of the compiled densities' data), ``kernels_density`` / ``kernels_em`` /
+``kernels_glad`` (numba) and ``callbacks`` (numba entry points and nutpie's C callbacks).
 """
 
 from raterstats.models.latent_class.base import (
     LatentClassModel,
     replicate_ratings,
     sample_true_class,
+)
+from raterstats.models.latent_class.community_ds import CommunityDawidSkene
+from raterstats.models.latent_class.crowd_sim import (
+    CrowdSimulation,
+    biased_community_crowd,
+    hard_subtype_crowd,
+    simulate_community_crowd,
+    simulate_subtype_crowd,
 )
 from raterstats.models.latent_class.data import (
     LatentClassData,
@@ -25,6 +34,7 @@ from raterstats.models.latent_class.data import (
     prepare_latent_class,
 )
 from raterstats.models.latent_class.dawid_skene import POOLINGS, DawidSkene
+from raterstats.models.latent_class.ebcc import EnhancedBCC
 from raterstats.models.latent_class.glad import GLAD, adversarial_rating_share
 from raterstats.models.latent_class.graph import NEG
 from raterstats.models.latent_class.mace import MACE
@@ -50,15 +60,20 @@ __all__ = [
     "NEG",
     "POOLINGS",
     "UNIT_SEP",
+    "CommunityDawidSkene",
+    "CrowdSimulation",
     "DawidSkene",
+    "EnhancedBCC",
     "LatentClassData",
     "LatentClassModel",
     "TableLayout",
     "adversarial_rating_share",
+    "biased_community_crowd",
     "class_counts",
     "data_from_groups",
     "ds_rating_table",
     "entropy_np",
+    "hard_subtype_crowd",
     "label_switching",
     "log_joint_np",
     "logsumexp_np",
@@ -72,5 +87,7 @@ __all__ = [
     "replicate_ratings",
     "sample_true_class",
     "segment_sum_np",
+    "simulate_community_crowd",
+    "simulate_subtype_crowd",
     "table_layout",
 ]
