@@ -61,6 +61,7 @@ LAYERS: dict[str, int] = {
     "raterstats.simulate_schemes": 3,
     "raterstats.simulate_comparisons": 3,
     "raterstats.simulate_kinds": 3,
+    "raterstats.simulate_ordinal": 3,
     "raterstats.scoring": 3,
     "raterstats.comparison_baselines": 3,
     "raterstats.agreement": 4,

@@ -37,7 +37,7 @@ KERNEL_SOURCES = (
 #: kernel or layout would otherwise leave a stale callback reading the data at the old
 #: positions. tests/ordinal/test_ordinal_callback.py fails until this value is updated,
 #: and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "2bf8cb3d901f22828fe4be5f8d60e1fd2a3bd75d4fe6faff174d20cc363c8b3a"
+KERNEL_SOURCE_SHA256 = "aaa91bb386de88a4a18e59cdf6bf8d9c7102677d603e2dbf7fce38e8a4a717c2"
 
 
 def kernel_source_sha256() -> str:

@@ -33,6 +33,12 @@ from raterstats.models.ordinal.data import (
     sentence_design,
 )
 from raterstats.models.ordinal.derived import rater_table, system_scores
+from raterstats.models.ordinal.graph import (
+    in_units,
+    ordered_cutpoints,
+    ratings_potential,
+    stretched_cuts,
+)
 from raterstats.models.ordinal.layout import Block, OrdinalLayout, ordinal_layout
 from raterstats.models.ordinal.reference import (
     VARIABLE_DIMS,
@@ -42,6 +48,7 @@ from raterstats.models.ordinal.reference import (
     lp_and_cuts,
     summed_log_likelihood,
 )
+from raterstats.models.ordinal.units import latent_units
 from raterstats.models.priors import Prior
 from raterstats.models.zerosum import zero_sum_basis, zero_sum_extend_pt
 from raterstats.ratings import Ratings
@@ -78,71 +85,6 @@ DIAGNOSED_PARAMETERS = (
     "sigma_sentence",
     "judge_length_effect",
 )
-
-# ---------------------------------------------------------------------------- PyMC pieces
-
-
-def interval_logp_pt(lo: Any, hi: Any, link: str) -> Any:
-    """The PyTensor form of :func:`~raterstats.models.ordinal.reference.interval_logp`:
-    ``log P(lo < latent <= hi)`` for a standard logistic or normal latent variable."""
-    if link == "logit":
-        # log(F(hi) - F(lo)) = log F(hi) + log(1 - F(lo)) + log(1 - exp(lo - hi))
-        return -pt.softplus(-hi) - pt.softplus(lo) + pt.log1mexp(lo - hi)
-    from pymc.distributions.dist_math import normal_lcdf
-
-    a, b = normal_lcdf(0.0, 1.0, hi), normal_lcdf(0.0, 1.0, lo)
-    return a + pt.log1mexp(b - a)
-
-
-def _log_cdf(x: Any, link: str) -> Any:
-    """log F(x) in PyTensor (logistic: -softplus(-x); normal: log Phi(x))."""
-    if link == "logit":
-        return -pt.softplus(-x)
-    from pymc.distributions.dist_math import normal_lcdf
-
-    return normal_lcdf(0.0, 1.0, x)
-
-
-def ordered_cutpoints(prior: Prior, data: OrdinalData) -> Any:
-    """Cut-points ``c[dimension, design, cut]``, ordered within each dimension x design,
-    normal prior, started at the empirical cumulative logits (in the current pm.Model)."""
-    return pm.Normal(
-        "cutpoints",
-        mu=float(prior.param("mu", 0.0)),
-        sigma=float(prior.param("sigma", 3.0)),
-        transform=pm.distributions.transforms.ordered,
-        dims=("dimension", "design", "cut"),
-        initval=data.initial_cuts,
-    )
-
-
-def ratings_potential(lp: Any, cuts: Any, data: OrdinalData, link: str) -> None:
-    """Add the ratings' cumulative-link log-likelihood to the current pm.Model.
-
-    Ratings in the lowest or highest level need one tail probability, the others an
-    interval: computing them apart saves most transcendental calls (ratings of generated
-    text pile up in the top level). :func:`prepare_ordinal` sorted the ratings into these
-    three contiguous blocks.
-    """
-    ng = len(data.coords["design"])
-    k = data.n_levels
-    flat = cuts.reshape((-1,))
-    base = (data.obs_dim * ng + data.obs_design) * (k - 1)
-    nb = int(np.sum(data.y == 0))
-    nt = int(np.sum(data.y == k - 1))
-    bottom, top, mid = slice(0, nb), slice(nb, nb + nt), slice(nb + nt, data.n_obs)
-    terms = []
-    if nb:
-        terms.append(_log_cdf(flat[base[bottom]] - lp[bottom], link).sum())
-    if nt:
-        terms.append(_log_cdf(lp[top] - flat[base[top] + k - 2], link).sum())
-    if data.n_obs > nb + nt:
-        y = data.y[mid]
-        hi = flat[base[mid] + y] - lp[mid]
-        lo = flat[base[mid] + y - 1] - lp[mid]
-        terms.append(interval_logp_pt(lo, hi, link).sum())
-    pm.Potential("ratings_loglik", pt.add(*terms) if len(terms) > 1 else terms[0])
-
 
 # ---------------------------------------------------------------------------- model
 
@@ -235,6 +177,7 @@ class OrdinalRaters(Model):
         "pointwise": "answer",
         "centred": None,
         "centred_latent": False,
+        "latent_unit": "auto",
     }
     methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi")
     #: MAP and ADVI run on the compiled density (the mode: :meth:`mode_form`)
@@ -254,6 +197,11 @@ class OrdinalRaters(Model):
             problems.append(f"centred must be True, False or None, not {o['centred']!r}")
         if o["centred_latent"] not in (True, False):
             problems.append(f"centred_latent must be True or False, not {o['centred_latent']!r}")
+        u = o["latent_unit"]
+        if u != "auto" and not (
+            isinstance(u, int | float) and not isinstance(u, bool) and np.isfinite(u) and u > 0
+        ):
+            problems.append(f"latent_unit must be 'auto' or a positive number, not {u!r}")
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -326,6 +274,17 @@ class OrdinalRaters(Model):
         their residuals weakly identified."""
         return bool(self._options["centred_latent"])
 
+    def latent_units(self, data: OrdinalData) -> np.ndarray:
+        """The latent unit of every dimension, in which the priors on the latent scale are
+        stated (``models/ordinal/card.md``, "Priors and why"): the ``latent_unit`` option,
+        or by default (``"auto"``) the spread of answer quality that the ratings imply,
+        :func:`~raterstats.models.ordinal.units.latent_units` (at least 1 logit; 1 gives
+        the priors as written, in logits)."""
+        u = self._options["latent_unit"]
+        if u == "auto":
+            return latent_units(data)
+        return np.full(len(data.coords["dimension"]), float(u))
+
     def prepare(self, ratings: Ratings) -> OrdinalData:
         super().prepare(ratings)
         return prepare_ordinal(ratings, length=self._options["length"])
@@ -341,15 +300,19 @@ class OrdinalRaters(Model):
         nd = len(data.coords["dimension"])
         ng = len(data.coords["design"])
         nh = data.n_humans
+        # priors on the latent scale in the unit of their dimension (or the largest unit)
+        units = self.latent_units(data)
+        umax = float(units.max())
         nj = len(data.coords["judge"])
         nm = len(data.coords["system"])
         # latent quality
         if data.use_system:
             bm = zero_sum_basis(nm)
             sys_z = pm.Normal("system_z", 0.0, 1.0, dims=("dimension", "system_basis"))
+            sig_s = float(p["system_effect"].param("sigma", 1.0)) * units
             s_eff = pm.Deterministic(
                 "system_effect",
-                float(p["system_effect"].param("sigma", 1.0)) * pt.dot(sys_z, bm.T),
+                sig_s[:, None] * pt.dot(sys_z, bm.T),
                 dims=("dimension", "system"),
             )
             eta = s_eff.T[data.item_system]
@@ -361,7 +324,7 @@ class OrdinalRaters(Model):
         lat_cen = self.is_latent_centred(data)
         if data.use_question:
             nq = len(data.coords["question"])
-            sq = p["sigma_question"].create("sigma_question", dims="dimension")
+            sq = in_units(p["sigma_question"], units).create("sigma_question", dims="dimension")
             qdims = ("question_basis", "dimension")
             if lat_cen:
                 q_raw = zero_sum_extend_pt(
@@ -371,7 +334,7 @@ class OrdinalRaters(Model):
                 q_raw = zero_sum_extend_pt(pm.Normal("question_z", 0.0, 1.0, dims=qdims), nq) * sq
             q_eff = pm.Deterministic("question_effect", q_raw, dims=("question", "dimension"))
             eta = eta + q_eff[data.item_question]
-        se = p["sigma_residual"].create("sigma_residual", dims="dimension")
+        se = in_units(p["sigma_residual"], units).create("sigma_residual", dims="dimension")
         ni = len(data.coords["item"])
         if ni > 1:  # one item: its residual sums to zero alone, so it is zero (no basis)
             edims = ("item_basis", "dimension")
@@ -401,7 +364,7 @@ class OrdinalRaters(Model):
         # log tau_d + m_{d, gs} (unit-Jacobian shear; the prior of tau enters as a potential)
         gs = sentence_design(data)
         if data.has_sentences:
-            tp = p["sigma_sentence"]
+            tp = in_units(p["sigma_sentence"], units)
             if gs >= 0:
                 shifted = pm.Flat("sigma_sentence_shifted", dims="dimension")
                 log_tau = shifted - lm[:, gs]
@@ -423,51 +386,76 @@ class OrdinalRaters(Model):
         # is exactly exp(m_dg), and the latent scale is identified by the reference design
         bh = zero_sum_basis(nh)
         cen = self.is_centred(data)
-        sa = p["sigma_severity_rater"].create("sigma_severity_rater")
-        sb = p["sigma_severity_cell"].create("sigma_severity_cell")
+        sa = in_units(p["sigma_severity_rater"], umax).create("sigma_severity_rater")
+        sb = in_units(p["sigma_severity_cell"], umax).create("sigma_severity_cell")
         cell_dims = ("dimension", "design", "human_basis")
 
         def deviation(name: str, sigma: Any, dims: Any) -> Any:
-            # coordinates in the zero-sum basis: centred N(0, sigma), or sigma * N(0, 1)
-            if cen:
-                return pm.Normal(f"{name}_basis", 0.0, sigma, dims=dims)
+            # non-centred coordinates in the zero-sum basis: sigma * N(0, 1)
             return sigma * pm.Normal(f"{name}_z", 0.0, 1.0, dims=dims)
 
-        u = deviation("discrimination_rater", su, "human_basis")
-        v = deviation("discrimination_cell", sv, cell_dims)
-        log_lam = lm[None] + pt.dot(bh, u)[:, None, None] + pt.dot(v, bh.T).transpose(2, 0, 1)
-        a = deviation("severity_rater", sa, "human_basis")
-        b = deviation("severity_cell", sb, cell_dims)
-        sev = pt.dot(bh, a)[:, None, None] + pt.dot(b, bh.T).transpose(2, 0, 1)
+        def cell_totals(name: str, s_rater: Any, s_cell: Any) -> Any:
+            # centred and marginal: the rater + cell deviation of every cell, in the
+            # zero-sum basis; over the n cells, per basis coordinate, N(0, A I + B J)
+            # (A = s_cell^2, B = s_rater^2): the rater-level deviation integrated out
+            t = pm.Flat(f"{name}_cell_basis", dims=cell_dims)
+            n = nd * ng
+            tm = t.reshape((n, nh - 1))
+            A, B = s_cell**2, s_rater**2
+            C = A + n * B
+            sm, sq = tm.sum(axis=0), (tm**2).sum(axis=0)
+            logp = (
+                -0.5 * (sq / A - B * sm**2 / (A * C)) - (n - 1) * pt.log(s_cell) - 0.5 * pt.log(C)
+            )
+            pm.Potential(f"{name}_cell_prior", logp.sum())
+            return t
+
+        if cen:
+            v = cell_totals("discrimination", su, sv)
+            log_lam = lm[None] + pt.dot(v, bh.T).transpose(2, 0, 1)
+            b = cell_totals("severity", sa, sb)
+            sev = pt.dot(b, bh.T).transpose(2, 0, 1)
+        else:
+            u = deviation("discrimination_rater", su, "human_basis")
+            v = deviation("discrimination_cell", sv, cell_dims)
+            log_lam = lm[None] + pt.dot(bh, u)[:, None, None] + pt.dot(v, bh.T).transpose(2, 0, 1)
+            a = deviation("severity_rater", sa, "human_basis")
+            b = deviation("severity_cell", sb, cell_dims)
+            sev = pt.dot(bh, a)[:, None, None] + pt.dot(b, bh.T).transpose(2, 0, 1)
         beta_h = None
         if data.has_length:
             bp = p["length_effect"]
             beta = pm.Normal(
                 "length_effect",
-                float(bp.param("mu", 0.0)),
-                float(bp.param("sigma", 1.0)),
+                float(bp.param("mu", 0.0)) * units[:, None],
+                float(bp.param("sigma", 1.0)) * units[:, None],
                 dims=("dimension", "design"),
             )
             beta_h = pt.broadcast_to(beta[None], (nh, nd, ng))
             if self._options["length_by_rater"]:
-                sl = p["sigma_length_rater"].create("sigma_length_rater")
+                sl = in_units(p["sigma_length_rater"], umax).create("sigma_length_rater")
                 lz = pm.Normal("length_rater_z", 0.0, 1.0, dims=("human", "dimension", "design"))
                 beta_h = beta_h + sl * lz
         # judges (LLM raters): unpooled, reported apart
         if nj:
             jdims = ("judge", "dimension", "design")
             jl = p["judge_log_discrimination"].create("judge_log_discrimination", dims=jdims)
-            js = p["judge_severity"].create("judge_severity", dims=jdims)
+            ju = units[None, :, None]
+            js = in_units(p["judge_severity"], ju).create("judge_severity", dims=jdims)
             log_lam = pt.concatenate([log_lam, jl], axis=0)
             sev = pt.concatenate([sev, js], axis=0)
             if data.has_length:
-                jb = p["judge_length_effect"].create("judge_length_effect", dims=jdims)
+                jb = in_units(p["judge_length_effect"], ju).create(
+                    "judge_length_effect", dims=jdims
+                )
                 beta_h = pt.concatenate([beta_h, jb], axis=0)
         lam = pm.Deterministic(
             "discrimination", pt.exp(log_lam), dims=("rater", "dimension", "design")
         )
         delta = pm.Deterministic("severity", sev, dims=("rater", "dimension", "design"))
-        cuts = ordered_cutpoints(p["cutpoints"], data)
+        cuts = ordered_cutpoints(
+            p["cutpoints"], data, units, stretched_cuts(data.initial_cuts, units)
+        )
         # linear predictor per rating (flat gathers)
         cell = (data.obs_rater * nd + data.obs_dim) * ng + data.obs_design
         lat = eta.reshape((-1,))[data.obs_item * nd + data.obs_dim]
@@ -528,6 +516,7 @@ class OrdinalRaters(Model):
             centred=self.is_centred(data),
             length_by_rater=bool(self._options["length_by_rater"]),
             latent_centred=self.is_latent_centred(data),
+            units=self.latent_units(data),
         )
 
     def has_density(self, data: OrdinalData) -> bool:
@@ -578,18 +567,22 @@ class OrdinalRaters(Model):
         probe = expand(np.zeros(ndim))
         shapes = {k: tuple(np.shape(v)) for k, v in probe.items()}
         x_start = np.zeros(ndim)
-        for b, val in (
-            (Block.LOG_SE, 0.5),
-            (Block.LOG_SQ, 0.5),
-            (Block.LOG_TAU, 0.5),
-            (Block.LOG_SU, 0.2),
-            (Block.LOG_SV, 0.2),
-            (Block.LOG_SA, 0.5),
-            (Block.LOG_SB, 0.3),
-            (Block.LOG_SL, 0.1),
+        units = lay.units
+        for b, val, unit in (
+            (Block.LOG_SE, 0.5, units),
+            (Block.LOG_SQ, 0.5, units),
+            (Block.LOG_TAU, 0.5, units),
+            (Block.LOG_SU, 0.2, 1.0),
+            (Block.LOG_SV, 0.2, 1.0),
+            (Block.LOG_SA, 0.5, units.max()),
+            (Block.LOG_SB, 0.3, units.max()),
+            (Block.LOG_SL, 0.1, units.max()),
         ):
-            x_start[lay.block(b)] = np.log(val)
-        cut0 = data.initial_cuts
+            sl = lay.block(b)
+            if sl.stop > sl.start:  # per dimension, or one for all
+                u = np.resize(np.asarray(unit, float), sl.stop - sl.start)
+                x_start[sl] = np.log(val * u)
+        cut0 = stretched_cuts(data.initial_cuts, units)
         raw0 = np.concatenate(
             [cut0[..., :1], np.log(np.maximum(np.diff(cut0, axis=-1), 1e-3))], axis=-1
         )
@@ -686,6 +679,7 @@ class OrdinalRaters(Model):
                     else np.zeros(0, dtype=str),
                 ),
                 "design_has_sentences": ("design", data.design_has_sentences),
+                "latent_unit": ("dimension", self.latent_units(data)),
             },
             coords={
                 "rating_id": np.arange(data.n_obs),
@@ -693,6 +687,7 @@ class OrdinalRaters(Model):
                 "rater": c["rater"],
                 "sentence": c["sentence"],
                 "design": c["design"],
+                "dimension": c["dimension"],
             },
             attrs={
                 "link": self._options["link"],
