@@ -59,6 +59,7 @@ SHAPES = {
     "no_system_no_question": ({}, lambda r: _drop(r, "system", "question")),
     "fine_only": ({}, lambda r: r.filter(design="fine")),
     "humans_only": ({}, lambda r: r.filter(rater_kind="human")),
+    "plain_coordinates": ({"scale_coordinate": False}, lambda r: r),
     # issue 19: priors stated in latent units, one for all dimensions or one per dimension
     "unit_2_5": ({"latent_unit": 2.5, "length_by_rater": True}, lambda r: r),
     "units_by_dimension": (
@@ -85,6 +86,23 @@ def test_shapes_cover_the_model(shape):
     _, _, lay, dens = shape
     assert lay.ndim == dens.ndim
     assert sum(lay.block_sizes.values()) == lay.ndim
+
+
+def test_the_latent_scale_coordinate_maps_back_and_forth(shape):
+    """issue 19: the sampler's vector (one latent-scale coordinate per dimension) and the
+    standard one are one-to-one; the kernel's map equals the NumPy reference's."""
+    from raterstats.models.ordinal.kernels_scale import to_standard
+    from raterstats.models.ordinal.reference import sampler_vector, standard_vector
+
+    _, _, lay, dens = shape
+    for x in _points(dens, 2, 3):
+        xs, logjac = standard_vector(x, lay)
+        np.testing.assert_allclose(sampler_vector(xs, lay), x, rtol=1e-12, atol=1e-12)
+        out = np.empty_like(x)
+        assert to_standard(x, lay.offsets, lay.settings, out) == pytest.approx(logjac, rel=1e-12)
+        np.testing.assert_allclose(out, xs, rtol=1e-12, atol=1e-12)
+    active = lay.scale_coordinate and lay.n_levels >= 3
+    assert (lay.scale_plan["ell"].size == lay.n_dim) == active
 
 
 def test_the_shapes_cover_latent_units_other_than_one(tiny):

@@ -65,7 +65,10 @@ def test_zero_sum_basis():
 def test_compiled_density_matches_pymc_model(tiny, length_by_rater, centred, centred_latent):
     """issue 22: also with the question effects and residuals centred (``centred_latent``)."""
     mod = OrdinalRaters(
-        length_by_rater=length_by_rater, centred=centred, centred_latent=centred_latent
+        length_by_rater=length_by_rater,
+        centred=centred,
+        centred_latent=centred_latent,
+        scale_coordinate=False,  # the PyMC graph's coordinates (kernels_scale: tested apart)
     )
     data = mod.prepare(tiny)
     model = mod.build_model(data)
@@ -102,7 +105,7 @@ def test_compiled_density_matches_pymc_model_in_latent_units(source):
         if source == "built_in"
         else high_agreement_study(n_questions=3, n_systems=4, random_seed=2).ratings
     )
-    mod = OrdinalRaters(length_by_rater=source == "built_in")
+    mod = OrdinalRaters(length_by_rater=source == "built_in", scale_coordinate=False)
     data = mod.prepare(r)
     units = mod.latent_units(data)
     assert np.ptp(units) > 0.1, units  # distinct units per dimension
@@ -127,7 +130,7 @@ def test_compiled_density_matches_pymc_model_in_latent_units(source):
 
 
 def test_numpy_log_likelihood_equals_the_model_potential(tiny):
-    mod = OrdinalRaters()
+    mod = OrdinalRaters(scale_coordinate=False)  # the PyMC graph's coordinates
     data = mod.prepare(tiny)
     model = mod.build_model(data)
     dens = mod.density(data)

@@ -37,7 +37,7 @@ from raterstats.models.ordinal.reference import length_effects
 #: globals from, so a changed layout.py would otherwise leave stale kernels that read the
 #: arrays at the old positions. tests/ordinal/test_ordinal_structure.py fails until this
 #: value is updated, and updating it invalidates the cache.
-LAYOUT_SOURCE_SHA256 = "db268660ddd8d90a48d22868b478bf27cbfa48e1dd51efda862371c5c2838033"
+LAYOUT_SOURCE_SHA256 = "6bc30781943f8c66b253809ac9346cd725f3c15745e42191d49ef5cd35b6fce4"
 
 
 @njit(cache=True, nogil=True)

@@ -101,6 +101,9 @@ class Setting(IntEnum):
     CENTRED = 15
     SENTENCE_DESIGN = 16
     LATENT_CENTRED = 17
+    #: NUTS samples the latent scale of every dimension as one coordinate
+    #: (:mod:`raterstats.models.ordinal.kernels_scale`)
+    SCALE_COORDINATE = 18
 
 
 class PriorConst(IntEnum):
@@ -211,7 +214,10 @@ class OrdinalLayout:
     (M), ``n_question`` (Q), ``n_item`` (I), ``n_sentence`` (S), ``n_levels`` (K).
     Switches: which parts of the model are present (``use_*``, ``length_by_rater``) and
     whether the human raters' deviations (``centred``) and the question effects and answer
-    residuals (``latent_centred``) are centred. ``reference`` is the index of the
+    residuals (``latent_centred``) are centred, and whether the sampler's vector holds the
+    latent scale of every dimension as one coordinate (``scale_coordinate``; the kernels'
+    density is that of the standard vector, see
+    :mod:`raterstats.models.ordinal.kernels_scale`). ``reference`` is the index of the
     reference design and ``sentence_design`` that of the design whose log-discrimination
     mean shifts the sampled sentence scale (-1: none). ``prior`` holds the prior constants
     in :class:`PriorConst` order, as written in the priors (in logits), then the largest
@@ -250,6 +256,7 @@ class OrdinalLayout:
     sentence_design: int
     prior: np.ndarray
     latent_centred: bool = False
+    scale_coordinate: bool = False
 
     @cached_property
     def block_sizes(self) -> dict[Block, int]:
@@ -331,6 +338,87 @@ class OrdinalLayout:
                 out[b.name.lower()] = np.full(n, self.constant(c))
         return out
 
+    @cached_property
+    def scale_plan(self) -> dict[str, np.ndarray]:
+        """Positions of the latent-scale coordinate's map (empty without it, see
+        :mod:`raterstats.models.ordinal.kernels_scale`): ``ell`` (per dimension: the mean
+        log gap of the reference design's cut-points), ``gaps`` (dimension x K - 2: those
+        log gaps in the standard vector), ``w`` (dimension x K - 3: their zero-sum spread
+        in the sampler's), ``shear`` / ``shear_dim`` (positions shifted by ``ell`` of their
+        dimension) and ``scaled`` / ``scaled_dim`` (positions multiplied by ``exp(ell)``)."""
+        D, G, K = self.n_dim, self.n_design, self.n_levels
+        ref = self.reference
+        empty = np.zeros(0, dtype=np.int64)
+        if not self.scale_coordinate or K < 3:
+            return {
+                "ell": empty,
+                "gaps": np.zeros((0, 0), np.int64),
+                "w": np.zeros((0, 0), np.int64),
+                "shear": empty,
+                "shear_dim": empty,
+                "scaled": empty,
+                "scaled_dim": empty,
+            }
+        k1 = K - 1
+        cut = self.block(Block.CUTS).start
+        cells = np.arange(D * G).reshape(D, G)  # cell = d * G + g
+        gaps = cut + cells[:, ref, None] * k1 + np.arange(1, K - 1)[None, :]
+        shear, shear_dim, scaled, scaled_dim = [], [], [], []
+
+        def add(pos: list, dim: list, b: Block, dims: np.ndarray) -> None:
+            sl = self.block(b)
+            pos.extend(range(sl.start, sl.stop))
+            dim.extend(dims.tolist())
+
+        for b in (Block.LOG_SE, Block.LOG_SQ, Block.LOG_TAU):
+            add(shear, shear_dim, b, np.arange(self.block_sizes[b]))
+        for d in range(D):
+            for g in range(G):
+                if g != ref:
+                    shear.extend((cut + cells[d, g] * k1 + np.arange(1, k1)).tolist())
+                    shear_dim.extend([d] * (k1 - 1))
+                scaled.append(cut + cells[d, g] * k1)
+                scaled_dim.append(d)
+        add(
+            scaled,
+            scaled_dim,
+            Block.SYS_Z,
+            np.repeat(np.arange(D), self.block_sizes[Block.SYS_Z] // D),
+        )
+        add(
+            scaled,
+            scaled_dim,
+            Block.BETA,
+            np.repeat(np.arange(D), self.block_sizes[Block.BETA] // D),
+        )
+        for b in (Block.JS, Block.JB):
+            add(
+                scaled,
+                scaled_dim,
+                b,
+                np.tile(np.repeat(np.arange(D), G), self.block_sizes[b] // (D * G)),
+            )
+        if self.centred:
+            add(
+                scaled,
+                scaled_dim,
+                Block.BZ,
+                np.repeat(np.arange(D), self.block_sizes[Block.BZ] // D),
+            )
+        if self.latent_centred:
+            for b in (Block.QZ, Block.EZ):
+                add(scaled, scaled_dim, b, np.tile(np.arange(D), self.block_sizes[b] // D))
+        as_int = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
+        return {
+            "ell": gaps[:, 0].copy(),
+            "gaps": gaps,
+            "w": gaps[:, 1:].copy(),
+            "shear": as_int(shear),
+            "shear_dim": as_int(shear_dim),
+            "scaled": as_int(scaled),
+            "scaled_dim": as_int(scaled_dim),
+        }
+
     def block(self, b: Block | str) -> slice:
         """The positions of block ``b`` (a :class:`Block` or its lower-case name) in ``x``."""
         k = Block[b.upper()] if isinstance(b, str) else Block(b)
@@ -366,6 +454,7 @@ def ordinal_layout(
     length_by_rater: bool,
     latent_centred: bool = False,
     units: np.ndarray | None = None,
+    scale_coordinate: bool = False,
 ) -> OrdinalLayout:
     """The layout of the compiled density for these data, priors and options.
 
@@ -382,6 +471,9 @@ def ordinal_layout(
     latent_centred : bool
         Whether the question effects and answer residuals are sampled centred (their
         zero-sum coordinates ``~ N(0, sigma)``) rather than as standard normals times sigma.
+    scale_coordinate : bool
+        Whether the sampler's vector holds the latent scale of every dimension as one
+        coordinate (:mod:`~raterstats.models.ordinal.kernels_scale`).
     units : np.ndarray, optional
         The latent unit of every dimension (:func:`~raterstats.models.ordinal.units.latent_units`;
         default 1: the priors as written, in logits).
@@ -411,6 +503,7 @@ def ordinal_layout(
         sentence_design=sentence_design(data),
         prior=prior_constants(priors, np.ones(len(c["dimension"])) if units is None else units),
         latent_centred=bool(latent_centred),
+        scale_coordinate=bool(scale_coordinate),
     )
 
 

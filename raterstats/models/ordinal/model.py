@@ -46,6 +46,7 @@ from raterstats.models.ordinal.reference import (
     constrained_values,
     draw_chunks,
     lp_and_cuts,
+    sampler_vector,
     summed_log_likelihood,
 )
 from raterstats.models.ordinal.units import latent_units
@@ -178,6 +179,7 @@ class OrdinalRaters(Model):
         "centred": None,
         "centred_latent": False,
         "latent_unit": "auto",
+        "scale_coordinate": True,
     }
     methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi")
     #: MAP and ADVI run on the compiled density (the mode: :meth:`mode_form`)
@@ -197,6 +199,10 @@ class OrdinalRaters(Model):
             problems.append(f"centred must be True, False or None, not {o['centred']!r}")
         if o["centred_latent"] not in (True, False):
             problems.append(f"centred_latent must be True or False, not {o['centred_latent']!r}")
+        if o["scale_coordinate"] not in (True, False):
+            problems.append(
+                f"scale_coordinate must be True or False, not {o['scale_coordinate']!r}"
+            )
         u = o["latent_unit"]
         if u != "auto" and not (
             isinstance(u, int | float) and not isinstance(u, bool) and np.isfinite(u) and u > 0
@@ -517,6 +523,7 @@ class OrdinalRaters(Model):
             length_by_rater=bool(self._options["length_by_rater"]),
             latent_centred=self.is_latent_centred(data),
             units=self.latent_units(data),
+            scale_coordinate=bool(self._options["scale_coordinate"]),
         )
 
     def has_density(self, data: OrdinalData) -> bool:
@@ -532,8 +539,8 @@ class OrdinalRaters(Model):
             raise ValueError(f"{self.name}: no starting point other than the model's own")
         if not self.has_density(data):
             return None
-        from raterstats.models.ordinal.kernels import ordinal_logp_grad
         from raterstats.models.ordinal.kernels_callback import ordinal_logp_cb, pack_ordinal
+        from raterstats.models.ordinal.kernels_scale import sampler_logp_grad
         from raterstats.nutpie_callbacks import callback_buffer
 
         lay = self.layout(data)
@@ -554,7 +561,7 @@ class OrdinalRaters(Model):
 
         def logp_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
             g = np.empty(ndim)
-            lp = ordinal_logp_grad(x, g, off, settings, prior, *arrays)
+            lp = sampler_logp_grad(x, g, off, settings, prior, *arrays)
             return float(lp), g
 
         ints, floats = pack_ordinal(
@@ -587,6 +594,7 @@ class OrdinalRaters(Model):
             [cut0[..., :1], np.log(np.maximum(np.diff(cut0, axis=-1), 1e-3))], axis=-1
         )
         x_start[lay.block(Block.CUTS)] = raw0.reshape(-1)
+        x_start = sampler_vector(x_start, lay)  # the start above is in standard coordinates
 
         def initial_point(rng: np.random.Generator) -> np.ndarray:
             return x_start + rng.uniform(-0.1, 0.1, ndim)
@@ -625,7 +633,12 @@ class OrdinalRaters(Model):
         Hessian eigenvalues up to 3e10), and L-BFGS stops at its cap: the fit says so (see
         the model card). So the scales, discriminations and reliabilities of a MAP fit are
         not posterior estimates. Use ``method="nuts"`` for posterior statements."""
-        options = {**self._options, "centred": False, "centred_latent": False}
+        options = {
+            **self._options,
+            "centred": False,
+            "centred_latent": False,
+            "scale_coordinate": False,
+        }
         nc = type(self)(priors=self._priors, **options)
         density = nc.density(data)
         assert density is not None  # has_density(data) was checked by the caller

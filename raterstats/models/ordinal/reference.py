@@ -248,6 +248,45 @@ def summed_log_likelihood(
 # ---------------------------------------------------------------------------- log density
 
 
+def _gap_basis(n: int) -> np.ndarray:
+    """The n x (n - 1) matrix of the zero-sum map the kernels use (orthonormal columns)."""
+    return zero_sum_extend_np(np.eye(n - 1)) if n > 1 else np.zeros((1, 0))
+
+
+def standard_vector(x: np.ndarray, layout: OrdinalLayout) -> tuple[np.ndarray, float]:
+    """The standard unconstrained vector of the sampler's ``x`` and the log-Jacobian of the
+    map: the NumPy reference of
+    :func:`~raterstats.models.ordinal.kernels_scale.to_standard` (the latent-scale
+    coordinate; ``x`` itself and 0 without it). Works on a batch: ``x`` (.., ndim)."""
+    plan = layout.scale_plan
+    x = np.asarray(x, dtype=float)
+    if not plan["ell"].size:
+        return x, 0.0 if x.ndim == 1 else np.zeros(x.shape[:-1])
+    xs = x.copy()
+    ell = x[..., plan["ell"]]  # (.., D)
+    basis = _gap_basis(plan["gaps"].shape[1])  # n x (n - 1)
+    xs[..., plan["gaps"]] = ell[..., None] + x[..., plan["w"]] @ basis.T
+    xs[..., plan["shear"]] = x[..., plan["shear"]] + ell[..., plan["shear_dim"]]
+    xs[..., plan["scaled"]] = x[..., plan["scaled"]] * np.exp(ell[..., plan["scaled_dim"]])
+    logjac = ell[..., plan["scaled_dim"]].sum(axis=-1)
+    return xs, (float(logjac) if x.ndim == 1 else logjac)
+
+
+def sampler_vector(xs: np.ndarray, layout: OrdinalLayout) -> np.ndarray:
+    """The inverse of :func:`standard_vector`: the sampler's vector of a standard one."""
+    plan = layout.scale_plan
+    x = np.array(xs, dtype=float)
+    if not plan["ell"].size:
+        return x
+    y = xs[..., plan["gaps"]]
+    ell = y.mean(axis=-1)
+    x[..., plan["ell"]] = ell
+    x[..., plan["w"]] = (y - ell[..., None]) @ _gap_basis(y.shape[-1])
+    x[..., plan["shear"]] = xs[..., plan["shear"]] - ell[..., plan["shear_dim"]]
+    x[..., plan["scaled"]] = xs[..., plan["scaled"]] * np.exp(-ell[..., plan["scaled_dim"]])
+    return x
+
+
 def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) -> dict[str, Any]:
     """The model's variables (constrained, by name; dims in :data:`VARIABLE_DIMS`) at the
     compiled density's unconstrained vector ``x``.
@@ -255,7 +294,8 @@ def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) 
     Parameters
     ----------
     x : np.ndarray
-        Unconstrained vector of length ``layout.ndim``.
+        The sampler's unconstrained vector of length ``layout.ndim`` (mapped to the standard
+        one by :func:`standard_vector` first).
     layout : OrdinalLayout
         Its layout (:meth:`~raterstats.models.ordinal.OrdinalRaters.layout`).
     data : OrdinalData
@@ -268,6 +308,7 @@ def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) 
         effects present in the model.
     """
     lay = layout
+    x, _ = standard_vector(x, lay)
     D, G, H, J = lay.n_dim, lay.n_design, lay.n_human, lay.n_judge
     M, Q, n_item, K = lay.n_system, lay.n_question, lay.n_item, lay.n_levels
     ref, gs = lay.reference, lay.sentence_design
@@ -367,7 +408,9 @@ def log_density(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) -> floa
     True
     """
     lay = layout
-    vals = constrained_values(x, lay, data)
+    xs, logjac = standard_vector(x, lay)
+    vals = constrained_values(x, lay, data)  # of the sampler's vector
+    x = xs  # the priors below read the standard vector
     D, G = lay.n_dim, lay.n_design
     scale = lay.prior_scale
 
@@ -448,7 +491,7 @@ def log_density(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) -> floa
             for k, v in vals.items()
         }
     )
-    return total + float(rating_log_likelihood(post, data, "logit").sum())
+    return total + float(rating_log_likelihood(post, data, "logit").sum()) + logjac
 
 
 __all__ = [
@@ -463,5 +506,7 @@ __all__ = [
     "lp_and_cuts",
     "rating_log_likelihood",
     "rating_moments",
+    "sampler_vector",
+    "standard_vector",
     "summed_log_likelihood",
 ]
