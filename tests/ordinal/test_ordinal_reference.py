@@ -66,6 +66,11 @@ SHAPES = {
         {"centred_latent": True},
         lambda r: high_agreement_study(n_questions=3, n_systems=4, random_seed=2).ratings,
     ),
+    # high agreement at the defaults: question effects centred, residuals not
+    "question_centred": (
+        {},
+        lambda r: high_agreement_study(n_questions=3, n_systems=4, random_seed=2).ratings,
+    ),
 }
 
 
@@ -102,6 +107,8 @@ def test_the_latent_scale_coordinate_maps_back_and_forth(shape):
         assert to_standard(x, lay.offsets, lay.settings, out) == pytest.approx(logjac, rel=1e-12)
         np.testing.assert_allclose(out, xs, rtol=1e-12, atol=1e-12)
     active = lay.scale_coordinate and lay.n_levels >= 3
+    if lay.n_system == 4:  # the high-agreement shapes (see SHAPES)
+        assert lay.question_centred
     assert (lay.scale_plan["ell"].size == lay.n_dim) == active
 
 

@@ -37,7 +37,7 @@ from raterstats.models.ordinal.reference import length_effects
 #: globals from, so a changed layout.py would otherwise leave stale kernels that read the
 #: arrays at the old positions. tests/ordinal/test_ordinal_structure.py fails until this
 #: value is updated, and updating it invalidates the cache.
-LAYOUT_SOURCE_SHA256 = "6bc30781943f8c66b253809ac9346cd725f3c15745e42191d49ef5cd35b6fce4"
+LAYOUT_SOURCE_SHA256 = "cc67a08e7cfd9144f08c708f99f734a20adc7b4c1e50b5a3be67f4fc2931e93c"
 
 
 @njit(cache=True, nogil=True)
@@ -279,6 +279,7 @@ def ordinal_logp_grad(
     # non-centred: x = z ~ N(0, 1), effect = sigma * z; centred (``LATENT_CENTRED``, the
     # better geometry when many ratings pin each answer down): x ~ N(0, sigma), effect = x
     lat_cen = settings[Setting.LATENT_CENTRED]
+    q_cen = settings[Setting.QUESTION_CENTRED]
     sq = np.zeros(D)
     qfull = np.zeros((Q, D))
     if use_q:
@@ -288,7 +289,7 @@ def ordinal_logp_grad(
             )
             total += lpd
         total += _latent_prior(
-            x, off[Block.QZ], off[Block.QZ + 1], off[Block.LOG_SQ], sq, lat_cen, grad
+            x, off[Block.QZ], off[Block.QZ + 1], off[Block.LOG_SQ], sq, q_cen, grad
         )
         zero_sum_extend(x[off[Block.QZ] : off[Block.QZ + 1]], Q, D, qfull)
     se = np.zeros(D)
@@ -304,7 +305,7 @@ def ordinal_logp_grad(
     zero_sum_extend(x[off[Block.EZ] : off[Block.EZ + 1]], n_item, D, efull)
     # the multipliers of the sampled coordinates in eta
     me = np.ones(D) if lat_cen else se
-    mq = np.ones(D) if lat_cen else sq
+    mq = np.ones(D) if q_cen else sq
     eta = np.empty((n_item, D))
     for i in range(n_item):
         for d in range(D):
@@ -586,11 +587,11 @@ def ordinal_logp_grad(
     zero_sum_adjoint(defull, n_item, D, grad, off[Block.EZ])
     if use_q:
         zero_sum_adjoint(dqfull, Q, D, grad, off[Block.QZ])
-    if not lat_cen:  # the scales enter eta only in the non-centred form
-        for d in range(D):
+    for d in range(D):  # the scales enter eta only in the non-centred form
+        if not lat_cen:
             grad[off[Block.LOG_SE] + d] += dse[d] * se[d]
-            if use_q:
-                grad[off[Block.LOG_SQ] + d] += dsq[d] * sq[d]
+        if use_q and not q_cen:
+            grad[off[Block.LOG_SQ] + d] += dsq[d] * sq[d]
     if use_sys:
         for d in range(D):
             sig_s = prior[PriorConst.SYSTEM_SIGMA] * unit[d]

@@ -38,7 +38,7 @@ KERNEL_SOURCES = (
 #: kernel or layout would otherwise leave a stale callback reading the data at the old
 #: positions. tests/ordinal/test_ordinal_callback.py fails until this value is updated,
 #: and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "1c7e5fdf4b7dd0b93e013286dfd72e7e76e9e6531c97177fbf46fa0b1826ff89"
+KERNEL_SOURCE_SHA256 = "fc0ff2b9f67cabe210e2ec62740188e38382f4575e07a6cd5126fe8452e445df"
 
 
 def kernel_source_sha256() -> str:

@@ -20,7 +20,7 @@ one coordinate, and the other scale-carrying quantities relative to it:
   ``log sigma_question``, the sentence scale's coordinate and the other designs' log gaps;
 - multiplied by ``exp(l_d)`` (Jacobian ``l_d`` each): the first cut-point of every design,
   the system effects' coordinates, the length effects, the judges' severities and length
-  effects, the centred raters' severity totals and, when centred, the question effects and
+  effects, the centred raters' severity totals and, when centred, the question effects or
   answer residuals.
 
 So the stretch is the one coordinate ``l_d``. The model (its priors, likelihood and
@@ -57,10 +57,10 @@ def _scaled_dim(t: int, off: np.ndarray, settings: np.ndarray) -> int:
             return ((t - off[b]) // G) % D
     if settings[Setting.CENTRED] and off[Block.BZ] <= t < off[Block.BZ + 1]:
         return (t - off[Block.BZ]) // (G * (H - 1))
-    if settings[Setting.LATENT_CENTRED]:
-        for b in (Block.QZ, Block.EZ):
-            if off[b] <= t < off[b + 1]:
-                return (t - off[b]) % D
+    if settings[Setting.QUESTION_CENTRED] and off[Block.QZ] <= t < off[Block.QZ + 1]:
+        return (t - off[Block.QZ]) % D
+    if settings[Setting.LATENT_CENTRED] and off[Block.EZ] <= t < off[Block.EZ + 1]:
+        return (t - off[Block.EZ]) % D
     return -1
 
 

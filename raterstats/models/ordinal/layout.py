@@ -104,6 +104,8 @@ class Setting(IntEnum):
     #: NUTS samples the latent scale of every dimension as one coordinate
     #: (:mod:`raterstats.models.ordinal.kernels_scale`)
     SCALE_COORDINATE = 18
+    #: question effects sampled centred (their zero-sum coordinates ~ N(0, sigma_question))
+    QUESTION_CENTRED = 19
 
 
 class PriorConst(IntEnum):
@@ -213,10 +215,11 @@ class OrdinalLayout:
     Sizes: ``n_dim`` (D), ``n_design`` (G), ``n_human`` (H), ``n_judge`` (J), ``n_system``
     (M), ``n_question`` (Q), ``n_item`` (I), ``n_sentence`` (S), ``n_levels`` (K).
     Switches: which parts of the model are present (``use_*``, ``length_by_rater``) and
-    whether the human raters' deviations (``centred``) and the question effects and answer
-    residuals (``latent_centred``) are centred, and whether the sampler's vector holds the
-    latent scale of every dimension as one coordinate (``scale_coordinate``; the kernels'
-    density is that of the standard vector, see
+    whether the human raters' deviations (``centred``), the answer residuals
+    (``latent_centred``) and the question effects (``question_centred``) are centred, and
+    whether the sampler's vector holds the latent scale of every dimension as one
+    coordinate (``scale_coordinate``; the kernels' density is that of the standard vector,
+    see
     :mod:`raterstats.models.ordinal.kernels_scale`). ``reference`` is the index of the
     reference design and ``sentence_design`` that of the design whose log-discrimination
     mean shifts the sampled sentence scale (-1: none). ``prior`` holds the prior constants
@@ -257,6 +260,7 @@ class OrdinalLayout:
     prior: np.ndarray
     latent_centred: bool = False
     scale_coordinate: bool = False
+    question_centred: bool = False
 
     @cached_property
     def block_sizes(self) -> dict[Block, int]:
@@ -405,8 +409,8 @@ class OrdinalLayout:
                 Block.BZ,
                 np.repeat(np.arange(D), self.block_sizes[Block.BZ] // D),
             )
-        if self.latent_centred:
-            for b in (Block.QZ, Block.EZ):
+        for b, centred in ((Block.QZ, self.question_centred), (Block.EZ, self.latent_centred)):
+            if centred:
                 add(scaled, scaled_dim, b, np.tile(np.arange(D), self.block_sizes[b] // D))
         as_int = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
         return {
@@ -455,6 +459,7 @@ def ordinal_layout(
     latent_centred: bool = False,
     units: np.ndarray | None = None,
     scale_coordinate: bool = False,
+    question_centred: bool | None = None,
 ) -> OrdinalLayout:
     """The layout of the compiled density for these data, priors and options.
 
@@ -469,8 +474,10 @@ def ordinal_layout(
     length_by_rater : bool
         The ``length_by_rater`` option (used only when the data have a length covariate).
     latent_centred : bool
-        Whether the question effects and answer residuals are sampled centred (their
-        zero-sum coordinates ``~ N(0, sigma)``) rather than as standard normals times sigma.
+        Whether the answer residuals are sampled centred (their zero-sum coordinates
+        ``~ N(0, sigma)``) rather than as standard normals times sigma.
+    question_centred : bool, optional
+        The same for the question effects (default: as ``latent_centred``).
     scale_coordinate : bool
         Whether the sampler's vector holds the latent scale of every dimension as one
         coordinate (:mod:`~raterstats.models.ordinal.kernels_scale`).
@@ -504,6 +511,7 @@ def ordinal_layout(
         prior=prior_constants(priors, np.ones(len(c["dimension"])) if units is None else units),
         latent_centred=bool(latent_centred),
         scale_coordinate=bool(scale_coordinate),
+        question_centred=bool(latent_centred if question_centred is None else question_centred),
     )
 
 

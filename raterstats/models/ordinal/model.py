@@ -32,6 +32,7 @@ from raterstats.models.ordinal.data import (
     prepare_ordinal,
     sentence_design,
 )
+from raterstats.models.ordinal.density import compiled_density
 from raterstats.models.ordinal.derived import rater_table, system_scores
 from raterstats.models.ordinal.graph import (
     in_units,
@@ -39,14 +40,11 @@ from raterstats.models.ordinal.graph import (
     ratings_potential,
     stretched_cuts,
 )
-from raterstats.models.ordinal.layout import Block, OrdinalLayout, ordinal_layout
+from raterstats.models.ordinal.layout import OrdinalLayout, ordinal_layout
 from raterstats.models.ordinal.reference import (
-    VARIABLE_DIMS,
     cdf,
-    constrained_values,
     draw_chunks,
     lp_and_cuts,
-    sampler_vector,
     summed_log_likelihood,
 )
 from raterstats.models.ordinal.units import latent_units
@@ -71,6 +69,11 @@ TARGET_ACCEPT = 0.65
 #: (leapfrog steps per draw 61, 40, 36, 31, ... in windows of 50), and the fit passes its
 #: checks after 400 (max R-hat 1.009, min bulk ESS 603 over the diagnosed parameters)
 TUNE = 400
+
+#: Latent unit (logits) from which the question effects are sampled centred by default
+#: (:meth:`OrdinalRaters.is_question_centred`): a single-rating reliability of
+#: ``3^2 / (3^2 + pi^2 / 3) = 0.73``.
+QUESTION_CENTRING_UNIT = 3.0
 
 #: The parameters whose convergence the demo, the recovery test and the benchmark report:
 #: the rater facets, system effects, cut-points, length effects and scales (the per-answer
@@ -126,9 +129,20 @@ class OrdinalRaters(Model):
         Sample the human raters' deviations centred (``a_j ~ N(0, sigma)``) or non-centred
         (``a_j = sigma z_j``). Default (None): centred when the median human rater x
         dimension x design cell holds at least 20 ratings (see :meth:`is_centred`).
-    centred_latent : bool
-        Sample the question effects and answer residuals centred (``N(0, sigma)``) rather
-        than non-centred (``sigma * N(0, 1)``, the default; see :meth:`is_latent_centred`).
+    centred_latent : bool, optional
+        Sample the question effects and answer residuals centred (``N(0, sigma)``) or
+        non-centred (``sigma * N(0, 1)``). Default (None): residuals non-centred, question
+        effects centred when the ratings show high agreement (see
+        :meth:`is_latent_centred` and :meth:`is_question_centred`).
+    latent_unit : "auto" or float
+        The unit (logits) in which the priors on the latent scale are stated, per
+        dimension: ``"auto"`` measures it from the ratings (:meth:`latent_units`,
+        :func:`~raterstats.models.ordinal.latent_units`); a number sets it for every
+        dimension (1: the priors as written, in logits).
+    scale_coordinate : bool
+        Sample the latent scale of every dimension as one coordinate (the default; see
+        :mod:`raterstats.models.ordinal.kernels_scale`): the same model in other
+        coordinates, which NUTS explores much faster when the raters nearly always agree.
 
     Examples
     --------
@@ -177,7 +191,7 @@ class OrdinalRaters(Model):
         "length_by_rater": False,
         "pointwise": "answer",
         "centred": None,
-        "centred_latent": False,
+        "centred_latent": None,
         "latent_unit": "auto",
         "scale_coordinate": True,
     }
@@ -197,8 +211,10 @@ class OrdinalRaters(Model):
             problems.append(f"pointwise must be 'answer' or 'rating', not {o['pointwise']!r}")
         if o["centred"] not in (None, True, False):
             problems.append(f"centred must be True, False or None, not {o['centred']!r}")
-        if o["centred_latent"] not in (True, False):
-            problems.append(f"centred_latent must be True or False, not {o['centred_latent']!r}")
+        if o["centred_latent"] not in (None, True, False):
+            problems.append(
+                f"centred_latent must be True, False or None, not {o['centred_latent']!r}"
+            )
         if o["scale_coordinate"] not in (True, False):
             problems.append(
                 f"scale_coordinate must be True or False, not {o['scale_coordinate']!r}"
@@ -272,13 +288,27 @@ class OrdinalRaters(Model):
         return bool(np.median(counts) >= 20)
 
     def is_latent_centred(self, data: OrdinalData) -> bool:
-        """Whether the question effects and answer residuals are sampled centred (their
-        zero-sum coordinates ``~ N(0, sigma)``): the ``centred_latent`` option. Off by
-        default: on the built-in study (25 ratings per answer and dimension) the centred
-        form mixed worse than the non-centred one (4 x 1,000 draws: min bulk ESS 143 and
-        max R-hat 1.039, against 488 and 1.008), since the sentence-only answers leave
-        their residuals weakly identified."""
+        """Whether the answer residuals are sampled centred (their zero-sum coordinates
+        ``~ N(0, sigma)``): the ``centred_latent`` option; off by default (None). On the
+        built-in study (25 ratings per answer and dimension) the centred form mixed worse
+        than the non-centred one (4 x 1,000 draws: min bulk ESS 143 and max R-hat 1.039,
+        against 488 and 1.008), since the sentence-only answers leave their residuals weakly
+        identified; with high agreement an answer's ratings place it only in an interval of
+        the latent scale as wide as the cut-point spacing, not much narrower than the
+        residuals' spread (issue 19's simulation: no gain)."""
         return bool(self._options["centred_latent"])
+
+    def is_question_centred(self, data: OrdinalData) -> bool:
+        """Whether the question effects are sampled centred: the ``centred_latent`` option
+        when set, else (None) when every dimension's latent unit is at least
+        :data:`QUESTION_CENTRING_UNIT` logits (a single rating's reliability of 0.73 or
+        more): each question's effect is then pinned down by its answers' nearly
+        deterministic ratings (issue 19's simulation: 14 answers x 2-4 ratings per question),
+        and the non-centred form ties every coordinate to ``sigma_question``."""
+        c = self._options["centred_latent"]
+        if c is not None:
+            return bool(c)
+        return bool(np.all(self.latent_units(data) >= QUESTION_CENTRING_UNIT))
 
     def latent_units(self, data: OrdinalData) -> np.ndarray:
         """The latent unit of every dimension, in which the priors on the latent scale are
@@ -328,11 +358,12 @@ class OrdinalRaters(Model):
         # alone carry the location, which otherwise trades against their means
         # centred (see is_latent_centred): the zero-sum coordinates ~ N(0, sigma) themselves
         lat_cen = self.is_latent_centred(data)
+        q_cen = self.is_question_centred(data)
         if data.use_question:
             nq = len(data.coords["question"])
             sq = in_units(p["sigma_question"], units).create("sigma_question", dims="dimension")
             qdims = ("question_basis", "dimension")
-            if lat_cen:
+            if q_cen:
                 q_raw = zero_sum_extend_pt(
                     pm.Normal("question_basis_effect", 0.0, sq, dims=qdims), nq
                 )
@@ -522,6 +553,7 @@ class OrdinalRaters(Model):
             centred=self.is_centred(data),
             length_by_rater=bool(self._options["length_by_rater"]),
             latent_centred=self.is_latent_centred(data),
+            question_centred=self.is_question_centred(data),
             units=self.latent_units(data),
             scale_coordinate=bool(self._options["scale_coordinate"]),
         )
@@ -539,78 +571,8 @@ class OrdinalRaters(Model):
             raise ValueError(f"{self.name}: no starting point other than the model's own")
         if not self.has_density(data):
             return None
-        from raterstats.models.ordinal.kernels_callback import ordinal_logp_cb, pack_ordinal
-        from raterstats.models.ordinal.kernels_scale import sampler_logp_grad
-        from raterstats.nutpie_callbacks import callback_buffer
-
-        lay = self.layout(data)
-        off, settings, prior, ndim = lay.offsets, lay.settings, lay.prior, lay.ndim
-        arrays = (
-            data.obs_item.astype(np.int64),
-            data.obs_dim.astype(np.int64),
-            data.obs_design.astype(np.int64),
-            data.obs_rater.astype(np.int64),
-            data.obs_sentence.astype(np.int64),
-            data.y.astype(np.int64),
-            data.item_system.astype(np.int64),
-            data.item_question.astype(np.int64),
-            np.ascontiguousarray(data.z_length, dtype=np.float64),
-            zero_sum_basis(lay.n_system),
-            zero_sum_basis(lay.n_human),
-        )
-
-        def logp_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
-            g = np.empty(ndim)
-            lp = sampler_logp_grad(x, g, off, settings, prior, *arrays)
-            return float(lp), g
-
-        ints, floats = pack_ordinal(
-            off, settings, prior, arrays[:6], arrays[6:8], arrays[8], arrays[9], arrays[10]
-        )
-
-        def expand(x: np.ndarray) -> dict[str, np.ndarray]:
-            return constrained_values(x, lay, data)
-
-        probe = expand(np.zeros(ndim))
-        shapes = {k: tuple(np.shape(v)) for k, v in probe.items()}
-        x_start = np.zeros(ndim)
-        units = lay.units
-        for b, val, unit in (
-            (Block.LOG_SE, 0.5, units),
-            (Block.LOG_SQ, 0.5, units),
-            (Block.LOG_TAU, 0.5, units),
-            (Block.LOG_SU, 0.2, 1.0),
-            (Block.LOG_SV, 0.2, 1.0),
-            (Block.LOG_SA, 0.5, units.max()),
-            (Block.LOG_SB, 0.3, units.max()),
-            (Block.LOG_SL, 0.1, units.max()),
-        ):
-            sl = lay.block(b)
-            if sl.stop > sl.start:  # per dimension, or one for all
-                u = np.resize(np.asarray(unit, float), sl.stop - sl.start)
-                x_start[sl] = np.log(val * u)
-        cut0 = stretched_cuts(data.initial_cuts, units)
-        raw0 = np.concatenate(
-            [cut0[..., :1], np.log(np.maximum(np.diff(cut0, axis=-1), 1e-3))], axis=-1
-        )
-        x_start[lay.block(Block.CUTS)] = raw0.reshape(-1)
-        x_start = sampler_vector(x_start, lay)  # the start above is in standard coordinates
-
-        def initial_point(rng: np.random.Generator) -> np.ndarray:
-            return x_start + rng.uniform(-0.1, 0.1, ndim)
-
-        return Density(
-            ndim=ndim,
-            logp_grad=logp_grad,
-            expand=expand,
-            var_shapes=shapes,
-            var_dims={k: VARIABLE_DIMS[k] for k in shapes},
-            coords={k: v for k, v in data.coords.items() if v},
-            initial_point=initial_point,
-            c_logp=ordinal_logp_cb,
-            c_data=callback_buffer(ints, floats),
-            sampler_defaults={"target_accept": TARGET_ACCEPT},
-            map_form=lambda: self.mode_form(data),
+        return compiled_density(
+            self.layout(data), data, TARGET_ACCEPT, lambda: self.mode_form(data)
         )
 
     def mode_form(self, data: OrdinalData) -> Density:

@@ -330,7 +330,7 @@ def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) 
     if lay.use_question:
         sq = np.exp(blk(Block.LOG_SQ))
         q_eff = zero_sum_extend_np(blk(Block.QZ).reshape(Q - 1, D))
-        if not lay.latent_centred:
+        if not lay.question_centred:
             q_eff = q_eff * sq
         out["sigma_question"] = sq
         out["question_effect"] = q_eff
@@ -438,8 +438,11 @@ def log_density(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) -> floa
     jdg = np.tile(np.repeat(np.arange(D), G), lay.n_judge)
 
     total = sum(std_normal(b) for b in (Block.SYS_Z, Block.WZ, Block.LZ))
-    for b, log_s in ((Block.QZ, Block.LOG_SQ), (Block.EZ, Block.LOG_SE)):
-        if lay.latent_centred:  # N(0, sigma_d) zero-sum coordinates, (n - 1) x D
+    for b, log_s, centred in (
+        (Block.QZ, Block.LOG_SQ, lay.question_centred),
+        (Block.EZ, Block.LOG_SE, lay.latent_centred),
+    ):
+        if centred:  # N(0, sigma_d) zero-sum coordinates, (n - 1) x D
             s = np.exp(x[lay.block(log_s)])
             v = x[lay.block(b)].reshape(-1, lay.n_dim) / s if s.size else np.zeros(0)
             total += float(np.sum(-0.5 * v * v - np.log(s))) if s.size else 0.0
