@@ -37,7 +37,7 @@ from raterstats.models.ordinal.reference import length_effects
 #: globals from, so a changed layout.py would otherwise leave stale kernels that read the
 #: arrays at the old positions. tests/ordinal/test_ordinal_structure.py fails until this
 #: value is updated, and updating it invalidates the cache.
-LAYOUT_SOURCE_SHA256 = "cc67a08e7cfd9144f08c708f99f734a20adc7b4c1e50b5a3be67f4fc2931e93c"
+LAYOUT_SOURCE_SHA256 = "1a65196833249fc0707906f29ec66baed0f1031a35216b3694ed8c9f65d3e32d"
 
 
 @njit(cache=True, nogil=True)

@@ -38,7 +38,7 @@ KERNEL_SOURCES = (
 #: kernel or layout would otherwise leave a stale callback reading the data at the old
 #: positions. tests/ordinal/test_ordinal_callback.py fails until this value is updated,
 #: and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "fc0ff2b9f67cabe210e2ec62740188e38382f4575e07a6cd5126fe8452e445df"
+KERNEL_SOURCE_SHA256 = "9abc927a190ce384300d2fca6319b815afda5e87372deefa627619ce6edea2ff"
 
 
 def kernel_source_sha256() -> str:

@@ -10,7 +10,9 @@ the system effects; posterior correlations of 0.9), and NUTS explores it slowly 
 high-agreement simulation: bulk ESS 150-225 per 4,000 draws for the residual scale and the
 cut-points, 800-1,500 for the same quantities divided by the residual scale).
 
-The sampler's coordinates therefore hold, per dimension ``d``, the mean log gap
+The sampler's coordinates therefore hold, per dimension ``d`` of high agreement (latent unit
+at least :data:`~raterstats.models.ordinal.layout.HIGH_AGREEMENT_UNIT`; elsewhere the scale
+is well identified, and the coordinates stay as they are), the mean log gap
 ``l_d`` of the reference design's cut-points (the scale of the rating scale in logits) as
 one coordinate, and the other scale-carrying quantities relative to it:
 
@@ -37,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from raterstats.models.ordinal.kernels import ordinal_logp_grad, zero_sum_adjoint, zero_sum_extend
-from raterstats.models.ordinal.layout import Block, Setting
+from raterstats.models.ordinal.layout import HIGH_AGREEMENT_UNIT, Block, PriorConst, Setting
 
 
 @njit(cache=True, nogil=True)
@@ -81,17 +83,27 @@ def _shear_dim(t: int, off: np.ndarray, settings: np.ndarray) -> int:
 
 
 @njit(cache=True, nogil=True)
-def _active(settings: np.ndarray) -> bool:
-    return bool(settings[Setting.SCALE_COORDINATE]) and settings[Setting.N_LEVELS] >= 3
+def _active(settings: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """Per dimension: whether its latent scale is a coordinate (the switch is on, there are
+    at least 3 levels, and its latent unit is at least ``HIGH_AGREEMENT_UNIT``)."""
+    D = settings[Setting.N_DIM]
+    out = np.zeros(D, dtype=np.bool_)
+    if settings[Setting.SCALE_COORDINATE] and settings[Setting.N_LEVELS] >= 3:
+        for d in range(D):
+            out[d] = prior[PriorConst.UNIT + d] >= HIGH_AGREEMENT_UNIT
+    return out
 
 
 @njit(cache=True, nogil=True)
-def to_standard(x: np.ndarray, off: np.ndarray, settings: np.ndarray, xs: np.ndarray) -> float:
+def to_standard(
+    x: np.ndarray, off: np.ndarray, settings: np.ndarray, prior: np.ndarray, xs: np.ndarray
+) -> float:
     """Write the standard vector of the sampler's ``x`` into ``xs``; return the log-Jacobian
     of the map (module docstring)."""
     for t in range(x.size):
         xs[t] = x[t]
-    if not _active(settings):
+    active = _active(settings, prior)
+    if not active.any():
         return 0.0
     D, G, K = settings[Setting.N_DIM], settings[Setting.N_DESIGN], settings[Setting.N_LEVELS]
     ref = settings[Setting.REFERENCE]
@@ -99,6 +111,8 @@ def to_standard(x: np.ndarray, off: np.ndarray, settings: np.ndarray, xs: np.nda
     ell = np.empty(D)
     y = np.empty((n, 1))
     for d in range(D):
+        if not active[d]:
+            continue
         base = off[Block.CUTS] + (d * G + ref) * (K - 1)
         ell[d] = x[base + 1]
         zero_sum_extend(x[base + 2 : base + 1 + n], n, 1, y)
@@ -108,10 +122,11 @@ def to_standard(x: np.ndarray, off: np.ndarray, settings: np.ndarray, xs: np.nda
     for t in range(x.size):
         d = _shear_dim(t, off, settings)
         if d >= 0:
-            xs[t] = x[t] + ell[d]
+            if active[d]:
+                xs[t] = x[t] + ell[d]
             continue
         d = _scaled_dim(t, off, settings)
-        if d >= 0:
+        if d >= 0 and active[d]:
             xs[t] = x[t] * math.exp(ell[d])
             logjac += ell[d]
     return logjac
@@ -124,6 +139,7 @@ def pull_back(
     g_std: np.ndarray,
     off: np.ndarray,
     settings: np.ndarray,
+    prior: np.ndarray,
     grad: np.ndarray,
 ) -> None:
     """The gradient with respect to the sampler's ``x`` (into ``grad``), given the gradient
@@ -131,7 +147,8 @@ def pull_back(
     included."""
     for t in range(x.size):
         grad[t] = g_std[t]
-    if not _active(settings):
+    active = _active(settings, prior)
+    if not active.any():
         return
     D, G, K = settings[Setting.N_DIM], settings[Setting.N_DESIGN], settings[Setting.N_LEVELS]
     ref = settings[Setting.REFERENCE]
@@ -141,6 +158,8 @@ def pull_back(
     for d in range(D):
         base = off[Block.CUTS] + (d * G + ref) * (K - 1)
         ell_at[d] = base + 1
+        if not active[d]:
+            continue
         tot = 0.0
         for k in range(n):
             gy[k, 0] = g_std[base + 1 + k]
@@ -151,10 +170,11 @@ def pull_back(
     for t in range(x.size):
         d = _shear_dim(t, off, settings)
         if d >= 0:
-            grad[ell_at[d]] += g_std[t]
+            if active[d]:
+                grad[ell_at[d]] += g_std[t]
             continue
         d = _scaled_dim(t, off, settings)
-        if d >= 0:
+        if d >= 0 and active[d]:
             grad[t] = g_std[t] * math.exp(x[ell_at[d]])
             grad[ell_at[d]] += g_std[t] * xs[t] + 1.0
 
@@ -182,19 +202,19 @@ def sampler_logp_grad(
     :func:`to_standard` of ``x``, plus the log-Jacobian, with the gradient pulled back to
     ``x`` (arguments as :func:`ordinal_logp_grad`'s). Without the latent-scale coordinate
     (``Setting.SCALE_COORDINATE`` 0) it is :func:`ordinal_logp_grad` itself."""
-    if not _active(settings):
+    if not _active(settings, prior).any():
         return ordinal_logp_grad(
             x, grad, off, settings, prior, obs_item, obs_dim, obs_design, obs_rater,
             obs_sent, obs_y, item_sys, item_q, zlen, basis_m, basis_h,
         )  # fmt: skip
     xs = np.empty(x.size)
     g_std = np.empty(x.size)
-    logjac = to_standard(x, off, settings, xs)
+    logjac = to_standard(x, off, settings, prior, xs)
     lp = ordinal_logp_grad(
         xs, g_std, off, settings, prior, obs_item, obs_dim, obs_design, obs_rater, obs_sent,
         obs_y, item_sys, item_q, zlen, basis_m, basis_h,
     )  # fmt: skip
-    pull_back(x, xs, g_std, off, settings, grad)
+    pull_back(x, xs, g_std, off, settings, prior, grad)
     return lp + logjac
 
 

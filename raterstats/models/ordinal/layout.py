@@ -169,6 +169,12 @@ PRIOR_SOURCES: dict[PriorConst, tuple[str, str, float]] = {
     PriorConst.JB_SD: ("judge_length_effect", "sigma", 1.0),
 }
 
+#: Latent unit (logits) from which a dimension counts as one of high agreement: a single
+#: rating's reliability of ``3^2 / (3^2 + pi^2 / 3) = 0.73`` or more. Its latent scale is
+#: then one coordinate of the sampler (``kernels_scale``), and its question effects are
+#: centred by default (``OrdinalRaters.is_question_centred``).
+HIGH_AGREEMENT_UNIT = 3.0
+
 #: The prior constants stated in the latent unit of their dimension (multiplied by it):
 #: the priors on the latent scale of quality and rating location (see
 #: :mod:`raterstats.models.ordinal.units` and the model card).
@@ -345,16 +351,20 @@ class OrdinalLayout:
     @cached_property
     def scale_plan(self) -> dict[str, np.ndarray]:
         """Positions of the latent-scale coordinate's map (empty without it, see
-        :mod:`raterstats.models.ordinal.kernels_scale`): ``ell`` (per dimension: the mean
-        log gap of the reference design's cut-points), ``gaps`` (dimension x K - 2: those
-        log gaps in the standard vector), ``w`` (dimension x K - 3: their zero-sum spread
-        in the sampler's), ``shear`` / ``shear_dim`` (positions shifted by ``ell`` of their
-        dimension) and ``scaled`` / ``scaled_dim`` (positions multiplied by ``exp(ell)``)."""
+        :mod:`raterstats.models.ordinal.kernels_scale`), over the dimensions whose latent
+        unit is at least :data:`HIGH_AGREEMENT_UNIT` (``dims``): ``ell`` (per such dimension:
+        the mean log gap of the reference design's cut-points), ``gaps`` (those log gaps in
+        the standard vector, K - 2 per dimension), ``w`` (their zero-sum spread in the
+        sampler's, K - 3), ``shear`` / ``shear_dim`` (positions shifted by the ``ell`` of
+        their dimension, an index into ``dims``) and ``scaled`` / ``scaled_dim`` (positions
+        multiplied by its ``exp``)."""
         D, G, K = self.n_dim, self.n_design, self.n_levels
         ref = self.reference
         empty = np.zeros(0, dtype=np.int64)
-        if not self.scale_coordinate or K < 3:
+        dims = np.flatnonzero(self.units >= HIGH_AGREEMENT_UNIT)
+        if not self.scale_coordinate or K < 3 or not dims.size:
             return {
+                "dims": empty,
                 "ell": empty,
                 "gaps": np.zeros((0, 0), np.int64),
                 "w": np.zeros((0, 0), np.int64),
@@ -369,20 +379,25 @@ class OrdinalLayout:
         gaps = cut + cells[:, ref, None] * k1 + np.arange(1, K - 1)[None, :]
         shear, shear_dim, scaled, scaled_dim = [], [], [], []
 
-        def add(pos: list, dim: list, b: Block, dims: np.ndarray) -> None:
+        which = np.full(D, -1)
+        which[dims] = np.arange(dims.size)
+
+        def add(pos: list, dim: list, b: Block, of: np.ndarray) -> None:
+            # the positions of block b whose dimension (``of``, one per position) is in dims
             sl = self.block(b)
-            pos.extend(range(sl.start, sl.stop))
-            dim.extend(dims.tolist())
+            keep = which[of] >= 0
+            pos.extend(np.arange(sl.start, sl.stop)[keep].tolist())
+            dim.extend(which[of][keep].tolist())
 
         for b in (Block.LOG_SE, Block.LOG_SQ, Block.LOG_TAU):
             add(shear, shear_dim, b, np.arange(self.block_sizes[b]))
-        for d in range(D):
+        for i, d in enumerate(dims):
             for g in range(G):
                 if g != ref:
                     shear.extend((cut + cells[d, g] * k1 + np.arange(1, k1)).tolist())
-                    shear_dim.extend([d] * (k1 - 1))
+                    shear_dim.extend([i] * (k1 - 1))
                 scaled.append(cut + cells[d, g] * k1)
-                scaled_dim.append(d)
+                scaled_dim.append(i)
         add(
             scaled,
             scaled_dim,
@@ -413,7 +428,9 @@ class OrdinalLayout:
             if centred:
                 add(scaled, scaled_dim, b, np.tile(np.arange(D), self.block_sizes[b] // D))
         as_int = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
+        gaps = gaps[dims]
         return {
+            "dims": dims.astype(np.int64),
             "ell": gaps[:, 0].copy(),
             "gaps": gaps,
             "w": gaps[:, 1:].copy(),
@@ -518,6 +535,7 @@ def ordinal_layout(
 __all__ = [
     "BLOCKS",
     "HALF_NORMAL_SCALE",
+    "HIGH_AGREEMENT_UNIT",
     "PRIOR_KEYS",
     "PRIOR_SOURCES",
     "UNIT_OF_ALL",

@@ -40,7 +40,7 @@ from raterstats.models.ordinal.graph import (
     ratings_potential,
     stretched_cuts,
 )
-from raterstats.models.ordinal.layout import OrdinalLayout, ordinal_layout
+from raterstats.models.ordinal.layout import HIGH_AGREEMENT_UNIT, OrdinalLayout, ordinal_layout
 from raterstats.models.ordinal.reference import (
     cdf,
     draw_chunks,
@@ -69,11 +69,6 @@ TARGET_ACCEPT = 0.65
 #: (leapfrog steps per draw 61, 40, 36, 31, ... in windows of 50), and the fit passes its
 #: checks after 400 (max R-hat 1.009, min bulk ESS 603 over the diagnosed parameters)
 TUNE = 400
-
-#: Latent unit (logits) from which the question effects are sampled centred by default
-#: (:meth:`OrdinalRaters.is_question_centred`): a single-rating reliability of
-#: ``3^2 / (3^2 + pi^2 / 3) = 0.73``.
-QUESTION_CENTRING_UNIT = 3.0
 
 #: The parameters whose convergence the demo, the recovery test and the benchmark report:
 #: the rater facets, system effects, cut-points, length effects and scales (the per-answer
@@ -301,14 +296,14 @@ class OrdinalRaters(Model):
     def is_question_centred(self, data: OrdinalData) -> bool:
         """Whether the question effects are sampled centred: the ``centred_latent`` option
         when set, else (None) when every dimension's latent unit is at least
-        :data:`QUESTION_CENTRING_UNIT` logits (a single rating's reliability of 0.73 or
-        more): each question's effect is then pinned down by its answers' nearly
+        :data:`~raterstats.models.ordinal.layout.HIGH_AGREEMENT_UNIT` (3) logits (a single
+        rating's reliability of 0.73 or more): each question's effect is then pinned down by its answers' nearly
         deterministic ratings (issue 19's simulation: 14 answers x 2-4 ratings per question),
         and the non-centred form ties every coordinate to ``sigma_question``."""
         c = self._options["centred_latent"]
         if c is not None:
             return bool(c)
-        return bool(np.all(self.latent_units(data) >= QUESTION_CENTRING_UNIT))
+        return bool(np.all(self.latent_units(data) >= HIGH_AGREEMENT_UNIT))
 
     def latent_units(self, data: OrdinalData) -> np.ndarray:
         """The latent unit of every dimension, in which the priors on the latent scale are
