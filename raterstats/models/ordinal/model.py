@@ -298,8 +298,9 @@ class OrdinalRaters(Model):
         when set, else (None) when every dimension's latent unit is at least
         :data:`~raterstats.models.ordinal.layout.HIGH_AGREEMENT_UNIT` (3) logits (a single
         rating's reliability of 0.73 or more): each question's effect is then pinned down by
-        its answers' nearly deterministic ratings (issue 19's simulation: 14 answers x 2-4 ratings per question),
-        and the non-centred form ties every coordinate to ``sigma_question``."""
+        its answers' nearly deterministic ratings (issue 19's simulation: 14 answers x 2-4
+        ratings per question), and the non-centred form ties every coordinate to
+        ``sigma_question``."""
         c = self._options["centred_latent"]
         if c is not None:
             return bool(c)
