@@ -22,6 +22,7 @@ from raterstats.models.base import Model, is_fit_of
 from raterstats.models.ordinal.data import data_from_constants
 from raterstats.models.ordinal.reference import (
     category_probs,
+    cdf,
     draw_chunks,
     lp_and_cuts,
     rating_moments,
@@ -151,7 +152,9 @@ def system_scores(dt: xr.DataTree) -> xr.Dataset:
                 wz = part["sentence_z"].transpose("chain", "draw", "sentence", "dimension").values
                 lat = lat + wz[:, :, sents, :] * tau[:, :, None, :]
             lp = lam[:, :, None, :, g] * lat
-            mean, _ = rating_moments(lp, cuts[:, :, None, :, g, :], link, values)
+            # E[value] = v_K - sum_k (v_k+1 - v_k) P(y <= k)
+            cum = cdf(link)(cuts[:, :, None, :, g, :] - lp[..., None])
+            mean = values[-1] - cum @ np.diff(values)
             # (chain, draw, unit, dimension) -> (chain, draw, dimension, system)
             fair[:, sl, :, g, :] = np.einsum("cwud,us->cwds", mean, avg)
     fair[..., counts == 0] = np.nan  # a system with no answers rated under the design
