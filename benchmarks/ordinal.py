@@ -15,6 +15,9 @@ model"), replacing an earlier version of that section only.
 Run:  python benchmarks/ordinal.py [--adaptation diag|low_rank] [--draws N] [--tune N]
       .venv/bin/python benchmarks/ordinal.py --map-advi [--data-dir DIR]  (MAP and ADVI
       timings: ``benchmarks/ordinal_map_advi.py``)
+      .venv/bin/python benchmarks/ordinal.py --real [--data-dir DIR] [--studies ...]
+      (issue 19: default NUTS fits on the high-agreement simulation and the real ordinal
+      sets, Kendall's tau against the mean ratings: ``benchmarks/ordinal_real.py``)
 """
 
 from __future__ import annotations
@@ -313,8 +316,17 @@ def main() -> None:
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--cost", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--map-advi", action="store_true", help="time MAP and ADVI instead")
-    ap.add_argument("--data-dir", type=Path, default=None, help="real data (--map-advi)")
+    ap.add_argument("--data-dir", type=Path, default=None, help="real data (--map-advi, --real)")
+    ap.add_argument(
+        "--real", action="store_true", help="default fits on high-agreement and real data"
+    )
+    ap.add_argument("--studies", nargs="+", default=None, help="--real: which studies")
     args = ap.parse_args()
+    if args.real:
+        from ordinal_real import main as real
+
+        real(args.data_dir, write=not args.no_write, studies=args.studies)
+        return
     if args.map_advi:
         from ordinal_map_advi import main as map_advi
 

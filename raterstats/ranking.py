@@ -484,8 +484,9 @@ def rank_systems(
         For a fit: the ratings that were fitted, as a cross-check (their systems must be
         those the fit ranks). Not needed: the fit stores its item -> system map.
     score : {"fair_average", "latent"}
-        For an ordinal fit: the expected rating of a typical rater per design, or the
-        latent system effect (one per dimension).
+        For an ordinal fit: the expected rating by a typical rater of each design,
+        averaged over the system's own answers (the fair average), or the latent system
+        effect (one per dimension).
     score_map : ScoreMap, str or mapping, optional
         Scores of categorical labels: a :class:`~raterstats.ScoreMap`, its name
         (``"yes_partially_no"``), ``{dimension: ScoreMap | name | {label: score}}`` or one

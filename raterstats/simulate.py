@@ -34,6 +34,10 @@ from raterstats.ratings import Ratings
 from raterstats.scales import NominalScale, OrdinalScale
 from raterstats.simulate_crowds import hard_crowd as hard_crowd  # re-exported
 
+# the high-agreement ordinal regime of issue 19, in its own module (this one is near the
+# layout's size limit), re-exported here
+from raterstats.simulate_ordinal import high_agreement_study as high_agreement_study
+
 #: Seed of the built-in study (the shipped file ``raterstats/data/clinical_qa_study.csv``).
 DEFAULT_SEED = 20240611
 

@@ -62,6 +62,7 @@ LAYERS: dict[str, int] = {
     "raterstats.simulate_comparisons": 3,
     "raterstats.simulate_kinds": 3,
     "raterstats.simulate_crowds": 3,
+    "raterstats.simulate_ordinal": 3,
     "raterstats.scoring": 3,
     "raterstats.comparison_baselines": 3,
     "raterstats.agreement": 4,

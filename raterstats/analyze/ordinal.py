@@ -49,7 +49,8 @@ def _fair_averages(dt: xr.DataTree, ctx: Context) -> list[str]:
     if fair["design"].n_unique() == 1 and n_sys <= 6:
         tab = tab.drop("design")
     return [
-        "### System fair averages (expected rating by a typical rater, average question)",
+        "### System fair averages (expected rating by a typical rater, averaged over the "
+        "system's answers)",
         "",
         *banners(dt),
         markdown_table(tab),

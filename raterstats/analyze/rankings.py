@@ -71,9 +71,10 @@ def _model_part(
     lines: list[str] = []
     multi = "design" in model.dims and model.sizes["design"] > 1
     heat = model.isel(design=0, drop=True) if "design" in model.dims else model
-    # the ordinal model's fair averages of every design are the same increasing function
-    # of the latent system effect, so every design has the same rank probabilities
-    same = " (the same for every design)" if multi and ordinal else ""
+    # the ordinal model's fair averages average over each system's own answers with every
+    # design's typical rater (issue 19), so the designs' rank probabilities may differ: the
+    # figure shows the first design's
+    same = f" (design {model['design'].values[0]})" if multi and ordinal else ""
     ctx.folder.figure(
         rank_heatmap(heat, title=plot_text(f"Rank probabilities ({fit_.label}){same}")),
         "rank_probabilities.png",
@@ -241,7 +242,8 @@ def ranking_section(ctx: Context) -> list[str]:
     ctx.folder.csv(table, "rankings.csv")
     model_text = (
         "The rater model ranks by its scores (for the ordinal model its fair averages: the "
-        "expected rating of a typical rater on an average question, per design); "
+        "expected rating by a typical rater of the design, averaged over the system's own "
+        "answers); "
         if models
         else ""
     )

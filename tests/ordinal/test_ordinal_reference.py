@@ -33,9 +33,10 @@ from raterstats.models.ordinal.kernels import (
     zero_sum_adjoint,
     zero_sum_extend,
 )
+from raterstats.models.ordinal.layout import HIGH_AGREEMENT_UNIT
 from raterstats.models.zerosum import zero_sum_extend_np
 from raterstats.ratings import Ratings
-from raterstats.simulate import clinical_qa_study
+from raterstats.simulate import clinical_qa_study, high_agreement_study
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +60,18 @@ SHAPES = {
     "no_system_no_question": ({}, lambda r: _drop(r, "system", "question")),
     "fine_only": ({}, lambda r: r.filter(design="fine")),
     "humans_only": ({}, lambda r: r.filter(rater_kind="human")),
+    "plain_coordinates": ({"scale_coordinate": False}, lambda r: r),
+    # issue 19: priors stated in latent units, one for all dimensions or one per dimension
+    "unit_2_5": ({"latent_unit": 2.5, "length_by_rater": True}, lambda r: r),
+    "units_by_dimension": (
+        {"centred_latent": True},
+        lambda r: high_agreement_study(n_questions=3, n_systems=4, random_seed=2).ratings,
+    ),
+    # high agreement at the defaults: question effects centred, residuals not
+    "question_centred": (
+        {},
+        lambda r: high_agreement_study(n_questions=3, n_systems=4, random_seed=2).ratings,
+    ),
 }
 
 
@@ -79,6 +92,39 @@ def test_shapes_cover_the_model(shape):
     _, _, lay, dens = shape
     assert lay.ndim == dens.ndim
     assert sum(lay.block_sizes.values()) == lay.ndim
+
+
+def test_the_latent_scale_coordinate_maps_back_and_forth(shape):
+    """issue 19: the sampler's vector (one latent-scale coordinate per dimension) and the
+    standard one are one-to-one; the kernel's map equals the NumPy reference's."""
+    from raterstats.models.ordinal.kernels_scale import to_standard
+    from raterstats.models.ordinal.reference import sampler_vector, standard_vector
+
+    _, _, lay, dens = shape
+    for x in _points(dens, 2, 3):
+        xs, logjac = standard_vector(x, lay)
+        np.testing.assert_allclose(sampler_vector(xs, lay), x, rtol=1e-12, atol=1e-12)
+        out = np.empty_like(x)
+        lj = to_standard(x, lay.offsets, lay.settings, lay.prior, out)
+        assert lj == pytest.approx(logjac, rel=1e-12, abs=1e-12)
+        np.testing.assert_allclose(out, xs, rtol=1e-12, atol=1e-12)
+    active = lay.scale_coordinate and lay.n_levels >= 3
+    high = lay.units >= HIGH_AGREEMENT_UNIT
+    assert lay.scale_plan["ell"].size == (int(high.sum()) if active else 0)
+    if lay.n_system == 4:  # the high-agreement shapes (see SHAPES)
+        assert high.all() and lay.question_centred and lay.scale_plan["ell"].size == 2
+
+
+def test_the_shapes_cover_latent_units_other_than_one(tiny):
+    for name in ("unit_2_5", "units_by_dimension"):
+        options, make = SHAPES[name]
+        model = OrdinalRaters(**options)
+        units = model.layout(model.prepare(make(tiny))).units
+        assert (units > 1.5).all(), (name, units)
+    units = OrdinalRaters().latent_units(
+        OrdinalRaters().prepare(SHAPES["units_by_dimension"][1](tiny))
+    )
+    assert np.ptp(units) > 1.0  # a unit per dimension
 
 
 def test_kernel_log_density_equals_the_reference(shape):
@@ -137,7 +183,9 @@ def test_compiled_log_likelihood_equals_the_reference(shape):
         fast = summed_log_likelihood(post, data, "logit", key, n_out)
         ref = summed_log_likelihood(post, data, "logit", key, n_out, compiled=False)
         assert fast.shape == (1, 3, n_out)
-        np.testing.assert_allclose(fast, ref, rtol=1e-10, atol=1e-12)
+        # the kernel takes F(hi) - F(lo) directly down to 1e-8 (relative error up to
+        # 1e-16 / 1e-8): reached by the wide latent scales of the high-agreement shape
+        np.testing.assert_allclose(fast, ref, rtol=5e-8, atol=1e-12)
 
 
 def test_density_expands_to_the_reference_values(shape):
@@ -175,7 +223,12 @@ def test_layout_positions_are_named_once(tiny):
     # every position of each array is a member, in order, and names its field
     for enum in (Block, Setting, PriorConst):
         assert [int(m) for m in enum] == list(range(len(enum)))
-    assert set(layout_module.PRIOR_SOURCES) == set(PriorConst)
+    # the prior array ends with the latent units (the largest, then one per dimension)
+    units = {PriorConst.UNIT_MAX, PriorConst.UNIT}
+    assert set(layout_module.PRIOR_SOURCES) == set(PriorConst) - units
+    assert lay.prior.size == len(PriorConst) - 1 + lay.n_dim
+    np.testing.assert_array_equal(lay.units, model.latent_units(data))
+    assert lay.prior[PriorConst.UNIT_MAX] == lay.units.max()
     for s in Setting:
         assert lay.settings[s] == int(getattr(lay, s.name.lower()))
     assert lay.settings[Setting.N_DIM] == len(data.coords["dimension"])
@@ -187,7 +240,9 @@ def test_layout_positions_are_named_once(tiny):
         assert off[b + 1] - off[b] == lay.block_sizes[b]
         assert lay.block(b) == lay.block(b.name.lower()) == slice(off[b], off[b + 1])
     assert lay.block_sizes[Block.LZ] == lay.n_human * lay.n_dim * lay.n_design
-    assert lay.prior_scale["log_sl"] == 0.25
+    np.testing.assert_allclose(lay.prior_scale["log_sl"], [0.25 * lay.units.max()])
+    np.testing.assert_allclose(lay.prior_scale["log_se"], lay.units)  # half-normal 1 x unit
+    np.testing.assert_allclose(lay.prior_scale["log_su"], [0.5])  # discrimination: no unit
 
 
 def test_kernels_name_the_layout_source_they_were_compiled_with():

@@ -3,6 +3,13 @@
 Parameters are drawn from the model's priors, ratings simulated from them, the model fitted
 by NUTS, and the rank of each true parameter among the posterior draws recorded; with a
 correct sampler and model the ranks are uniform (chi-square test per parameter).
+
+Issue 19: the fits use the model's current parametrisation and priors: the priors stated in
+a latent unit (fixed at :data:`UNIT` here, so that the prior the parameters are drawn from
+is the one fitted; ``latent_unit="auto"`` measures it from the data, an empirical-Bayes
+choice outside SBC's premise), the latent-scale coordinate of the sampler, and the centred
+rater deviations with the rater level integrated out (``centred=True``: the same model,
+another parametrisation; the truth is drawn non-centred).
 """
 
 from __future__ import annotations
@@ -14,11 +21,12 @@ import xarray as xr
 
 from raterstats import OrdinalRaters, OrdinalScale, Ratings, read_ratings
 from raterstats.design import simulation_based_calibration
-from raterstats.models.ordinal import Block, lp_and_cuts
+from raterstats.models.ordinal import Block, PriorConst, lp_and_cuts
 
 N_REPLICATES = 100
 N_BINS = 5
 THIN = 8  # every 8th of 2 x 400 posterior draws: 100 per replicate (ranks 0..100)
+UNIT = 2.0  # the latent unit the priors are stated in (issue 19)
 
 
 def design_frame() -> pl.DataFrame:
@@ -56,10 +64,13 @@ def prior_draw(layout, rng: np.random.Generator) -> np.ndarray:
             x[lo:hi] = np.log(np.abs(rng.normal(0.0, scale, hi - lo)))
         elif b == Block.LM:
             x[lo:hi] = rng.normal(0.0, 0.5, hi - lo)
-        elif b == Block.CUTS:  # K - 1 ordered N(0, 3) cut-points per dimension x design
+        elif b == Block.CUTS:  # K - 1 ordered N(0, 3 u) cut-points per dimension x design
             k1 = layout.n_levels - 1
-            c = np.sort(rng.normal(0.0, 3.0, (hi - lo) // k1 * k1).reshape(-1, k1), axis=1)
+            sd = layout.constant(PriorConst.CUT_SD, 0)  # one dimension
+            c = np.sort(rng.normal(0.0, sd, (hi - lo) // k1 * k1).reshape(-1, k1), axis=1)
             x[lo:hi] = np.concatenate([c[:, :1], np.log(np.diff(c, axis=1))], axis=1).ravel()
+        elif b == Block.BETA:  # N(0, 1 u) length effects
+            x[lo:hi] = rng.normal(0.0, layout.constant(PriorConst.BETA_SD, 0), hi - lo)
         else:  # standard normals and N(0, 1) effects
             x[lo:hi] = rng.normal(0.0, 1.0, hi - lo)
     # the sentence-scale block holds log tau + m[d, gs] (a shear; see the kernels)
@@ -79,7 +90,8 @@ def simulate(seed: int) -> tuple[Ratings, dict[str, xr.DataArray]]:
     placeholder = read_ratings(
         frame.with_columns(pl.lit(3).alias("rating")), scale=OrdinalScale.likert(5)
     )
-    model = OrdinalRaters(centred=False)  # prior_draw draws the non-centred z blocks
+    # prior_draw draws the non-centred z blocks in the standard coordinates
+    model = OrdinalRaters(centred=False, latent_unit=UNIT, scale_coordinate=False)
     data = model.prepare(placeholder)
     dens = model.density(data)
     x = prior_draw(model.layout(data), rng)
@@ -109,6 +121,7 @@ def simulate(seed: int) -> tuple[Ratings, dict[str, xr.DataArray]]:
             rater="r1", dimension="quality", design="fine"
         ),
         "sigma_residual": truth["sigma_residual"].sel(dimension="quality"),
+        "system_effect": truth["system_effect"].sel(dimension="quality", system="b"),
         "cutpoints": truth["cutpoints"].sel(dimension="quality", design="coarse", cut=2),
     }
 
@@ -116,10 +129,11 @@ def simulate(seed: int) -> tuple[Ratings, dict[str, xr.DataArray]]:
 @pytest.mark.slow
 def test_simulation_based_calibration():
     """Ranks among 100 draws (every 8th of 2 x 400) of 100 replicates, in 5 bins: the
-    chi-square p-value of each of the six parameter elements above 0.01, and no failed
-    fit (issue 22: on the public ``simulation_based_calibration``)."""
+    chi-square p-value of each of the seven parameter elements above 0.01, and no failed
+    fit (issue 22: on the public ``simulation_based_calibration``; issue 19: the fitted
+    model's priors in latent unit 2, its latent-scale coordinate, centred raters)."""
     ds = simulation_based_calibration(
-        OrdinalRaters(centred=False),
+        OrdinalRaters(centred=True, latent_unit=UNIT),
         simulate,
         n_replicates=N_REPLICATES,
         draws=400,
@@ -130,7 +144,7 @@ def test_simulation_based_calibration():
         random_seed=1000,
     )
     assert ds.attrs["n_failed"] == 0, ds.attrs.get("fit_warning")
-    assert ds.sizes["parameter"] == 6 and ds.attrs["n_draws"] == 2 * 400 // THIN
+    assert ds.sizes["parameter"] == 7 and ds.attrs["n_draws"] == 2 * 400 // THIN
     for name in ds["parameter"].values:
         p = float(ds["pvalue"].sel(parameter=name))
         counts = ds["rank_histogram"].sel(parameter=name).values.tolist()

@@ -13,7 +13,7 @@ from raterstats import NominalScale, OrdinalScale, read_ratings
 from raterstats.models.base import ModelInputError
 from raterstats.models.ordinal import BLOCKS, OrdinalRaters, rating_log_likelihood
 from raterstats.models.zerosum import zero_sum_basis
-from raterstats.simulate import clinical_qa_study
+from raterstats.simulate import clinical_qa_study, high_agreement_study
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,10 @@ def test_zero_sum_basis():
 def test_compiled_density_matches_pymc_model(tiny, length_by_rater, centred, centred_latent):
     """issue 22: also with the question effects and residuals centred (``centred_latent``)."""
     mod = OrdinalRaters(
-        length_by_rater=length_by_rater, centred=centred, centred_latent=centred_latent
+        length_by_rater=length_by_rater,
+        centred=centred,
+        centred_latent=centred_latent,
+        scale_coordinate=False,  # the PyMC graph's coordinates (kernels_scale: tested apart)
     )
     data = mod.prepare(tiny)
     model = mod.build_model(data)
@@ -93,8 +96,41 @@ def test_compiled_density_matches_pymc_model(tiny, length_by_rater, centred, cen
         np.testing.assert_allclose(g, mine, rtol=1e-8, atol=1e-8)
 
 
+@pytest.mark.parametrize("source", ["built_in", "high_agreement"])
+def test_compiled_density_matches_pymc_model_in_latent_units(source):
+    """issue 19: the priors in the latent unit of each dimension (different units per
+    dimension here), in the PyMC graph as in the compiled density."""
+    r = (
+        clinical_qa_study(n_questions=4, random_seed=4).ratings
+        if source == "built_in"
+        else high_agreement_study(n_questions=3, n_systems=4, random_seed=2).ratings
+    )
+    mod = OrdinalRaters(length_by_rater=source == "built_in", scale_coordinate=False)
+    data = mod.prepare(r)
+    units = mod.latent_units(data)
+    assert np.ptp(units) > 0.1, units  # distinct units per dimension
+    model = mod.build_model(data)
+    dens = mod.density(data)
+    logp, dlogp = model.compile_logp(), model.compile_dlogp()
+    rng = np.random.default_rng(2)
+    xs = [dens.initial_point(rng) + rng.normal(0, 0.4, dens.ndim) for _ in range(3)]
+    diffs = [dens.logp_grad(x)[0] - float(logp(_point(model, dens, x))) for x in xs]
+    assert np.ptp(diffs) < 1e-8
+    order = [v.name for v in model.value_vars]
+    for x in xs:
+        point = _point(model, dens, x)
+        tg, pieces, pos = dlogp(point), {}, 0
+        for name in order:
+            pieces[name] = tg[pos : pos + point[name].size]
+            pos += point[name].size
+        mine = np.concatenate(
+            [pieces[n] for n in (_value_var(b, set(pieces)) for b in BLOCKS) if n in pieces]
+        )
+        np.testing.assert_allclose(dens.logp_grad(x)[1], mine, rtol=1e-8, atol=1e-8)
+
+
 def test_numpy_log_likelihood_equals_the_model_potential(tiny):
-    mod = OrdinalRaters()
+    mod = OrdinalRaters(scale_coordinate=False)  # the PyMC graph's coordinates
     data = mod.prepare(tiny)
     model = mod.build_model(data)
     dens = mod.density(data)

@@ -2,10 +2,11 @@
 derived from its fits (fair averages, reliability, length contrasts, rater tables).
 
 Modules: ``data`` (prepared ratings, :func:`prepare_ordinal`, :func:`data_from_constants`),
-``model`` (the PyMC graph and the model's hooks), ``reference`` (the NumPy reference of the
-likelihood and log density), ``layout`` (the named layout of the compiled density's
-arrays), ``kernels`` (numba overrides of the reference) and ``derived`` (functions of a
-fit). Code outside this package imports from here, never from its modules.
+``units`` (the data's latent unit, in which the priors are stated), ``graph`` (PyMC pieces
+of the graph), ``model`` (the PyMC graph and the model's hooks), ``reference`` (the NumPy
+reference of the likelihood and log density), ``layout`` (the named layout of the compiled
+density's arrays), ``kernels`` (numba overrides of the reference) and ``derived``
+(functions of a fit). Code outside this package imports from here, never from its modules.
 """
 
 from raterstats.models.ordinal.data import (
@@ -23,6 +24,13 @@ from raterstats.models.ordinal.derived import (
     sentence_aggregation,
     system_scores,
 )
+from raterstats.models.ordinal.graph import (
+    in_units,
+    interval_logp_pt,
+    ordered_cutpoints,
+    ratings_potential,
+    stretched_cuts,
+)
 from raterstats.models.ordinal.layout import (
     BLOCKS,
     PRIOR_KEYS,
@@ -32,13 +40,7 @@ from raterstats.models.ordinal.layout import (
     Setting,
     ordinal_layout,
 )
-from raterstats.models.ordinal.model import (
-    DIAGNOSED_PARAMETERS,
-    OrdinalRaters,
-    interval_logp_pt,
-    ordered_cutpoints,
-    ratings_potential,
-)
+from raterstats.models.ordinal.model import DIAGNOSED_PARAMETERS, OrdinalRaters
 from raterstats.models.ordinal.reference import (
     VARIABLE_DIMS,
     category_probs,
@@ -49,6 +51,7 @@ from raterstats.models.ordinal.reference import (
     rating_log_likelihood,
     summed_log_likelihood,
 )
+from raterstats.models.ordinal.units import latent_units
 from raterstats.models.zerosum import zero_sum_extend_np
 
 __all__ = [
@@ -66,8 +69,10 @@ __all__ = [
     "check_fit",
     "constrained_values",
     "data_from_constants",
+    "in_units",
     "interval_logp",
     "interval_logp_pt",
+    "latent_units",
     "length_contrast",
     "log_density",
     "lp_and_cuts",
@@ -81,6 +86,7 @@ __all__ = [
     "reliability",
     "sentence_aggregation",
     "sentence_design",
+    "stretched_cuts",
     "summed_log_likelihood",
     "system_scores",
     "zero_sum_extend_np",

@@ -67,6 +67,8 @@ class OrdinalData:
     design_has_sentences: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     frame: pl.DataFrame | None = None
     initial_cuts: np.ndarray = field(default_factory=lambda: np.zeros((0, 0, 0)))
+    #: the latent units measured from these ratings, once (``units.latent_units``)
+    measured_units: np.ndarray | None = None
 
     @property
     def n_obs(self) -> int:

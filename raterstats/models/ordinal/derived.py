@@ -22,6 +22,7 @@ from raterstats.models.base import Model, is_fit_of
 from raterstats.models.ordinal.data import data_from_constants
 from raterstats.models.ordinal.reference import (
     category_probs,
+    cdf,
     draw_chunks,
     lp_and_cuts,
     rating_moments,
@@ -66,16 +67,30 @@ def _level_values(dt: xr.DataTree) -> np.ndarray:
 def system_scores(dt: xr.DataTree) -> xr.Dataset:
     """System scores per dimension: latent effects and "fair averages" per design.
 
-    The fair average is the expected rating of an answer of average quality for the system
-    (question and residual effects at 0, mean log length) given by a typical human rater
-    of the design (severity 0, the population discrimination), as in many-facet Rasch
-    measurement: a score adjusted for rater severity and question difficulty.
+    The fair average of system ``m`` on dimension ``d`` under design ``g`` is the expected
+    rating a typical human rater of the design (severity 0, discrimination at the panel's
+    geometric mean ``exp(m_dg)``) gives to the study's own answers of ``m``, averaged over
+    those answers: ``FA_mdg = mean_i E[y | eta_id, typical rater]`` per posterior draw, with
+    each answer's latent quality ``eta_id`` (system, question and residual effects) of that
+    draw, so a posterior predictive mean over the system's answers (``models/ordinal/card.md``;
+    ``MODELS.md`` section 8). Under a sentence-level design the rated units are sentences:
+    an answer's term is the mean over its sentences rated under the design of
+    ``E[y | eta_id + w_sd]``, and answers without such sentences are left out. The length
+    term is left at the study's mean log length (0): the score is adjusted for rater
+    severity and the length preference, and for the difficulty of the study's questions
+    only as far as every system answered them.
+
+    It is not the expected rating of one "average answer" ``E[y | s_md]``: with high
+    agreement (a residual spread of many logits against the cut-point spacing) that
+    function is nearly a step, and the ratings of systems of different quality collapse
+    onto one level.
 
     Returns
     -------
     xr.Dataset
-        ``latent`` (chain, draw, dimension, system) and ``fair_average`` (chain, draw,
-        dimension, design, system), in the units of the rating scale.
+        ``latent`` (chain, draw, dimension, system): the system effects ``s_md`` on the
+        latent scale; ``fair_average`` (chain, draw, dimension, design, system), in the
+        units of the rating scale; ``n_answers`` (design, system): the answers averaged.
 
     Examples
     --------
@@ -90,18 +105,64 @@ def system_scores(dt: xr.DataTree) -> xr.Dataset:
     if "system_effect" not in post:
         raise ValueError("the fit has no system effects (no 'system' column in the ratings)")
     link = str(const.attrs["link"])
+    values = _level_values(dt)
     s = post["system_effect"].transpose("chain", "draw", "dimension", "system")
-    lam = np.exp(
-        post["log_discrimination_mean"].transpose("chain", "draw", "dimension", "design").values
-    )
-    cuts = post["cutpoints"].transpose("chain", "draw", "dimension", "design", "cut").values
-    lp = lam[..., None] * s.values[:, :, :, None, :]  # chain, draw, dim, design, system
-    probs = category_probs(lp, cuts[:, :, :, :, None, :], link)
-    fair = probs @ _level_values(dt)
+    systems = [str(v) for v in post["system"].values]
+    item_system = np.array([systems.index(str(v)) for v in const["item_system"].values])
+    designs = list(post["design"].values)
+    has_sent = const["design_has_sentences"].values
+    n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
+    n_dim, n_sys = post.sizes["dimension"], len(systems)
+    fair = np.full((n_chain, n_draw, n_dim, len(designs), n_sys), np.nan)
+    counts = np.zeros((len(designs), n_sys), dtype=np.int64)
+    weights = []  # per design: (unit -> system) averaging matrix and the units' answer / sentence
+    for g in range(len(designs)):
+        if has_sent[g]:
+            o_design = const["obs_design"].values
+            o_sent = const["obs_sentence"].values
+            sents = np.unique(o_sent[(o_design == g) & (o_sent > 0)]) - 1  # 0-based
+            pos = {str(v): k for k, v in enumerate(const["item"].values)}
+            item_of = np.array([pos[str(i)] for i in const["sentence_item"].values[sents]])
+            # mean over an answer's sentences, then over the system's answers
+            per_item = np.bincount(item_of, minlength=len(const["item"]))
+            unit_w = 1.0 / per_item[item_of]
+            rated = np.flatnonzero(per_item)
+            sys_of = item_system[item_of]
+            n_items = np.bincount(item_system[rated], minlength=n_sys)
+        else:
+            sents = None
+            item_of = np.arange(len(const["item"]))
+            unit_w = np.ones(item_of.size)
+            sys_of = item_system
+            n_items = np.bincount(item_system, minlength=n_sys)
+        counts[g] = n_items
+        avg = np.zeros((item_of.size, n_sys))
+        avg[np.arange(item_of.size), sys_of] = unit_w / np.maximum(n_items[sys_of], 1)
+        weights.append((avg, item_of, sents))
+    for sl, part in draw_chunks(post):
+        eta = part["eta"].transpose("chain", "draw", "item", "dimension").values
+        lam = np.exp(
+            part["log_discrimination_mean"].transpose("chain", "draw", "dimension", "design").values
+        )
+        cuts = part["cutpoints"].transpose("chain", "draw", "dimension", "design", "cut").values
+        for g, (avg, item_of, sents) in enumerate(weights):
+            lat = eta[:, :, item_of, :]  # chain, draw, unit, dimension
+            if sents is not None:
+                tau = part["sigma_sentence"].transpose("chain", "draw", "dimension").values
+                wz = part["sentence_z"].transpose("chain", "draw", "sentence", "dimension").values
+                lat = lat + wz[:, :, sents, :] * tau[:, :, None, :]
+            lp = lam[:, :, None, :, g] * lat
+            # E[value] = v_K - sum_k (v_k+1 - v_k) P(y <= k)
+            cum = cdf(link)(cuts[:, :, None, :, g, :] - lp[..., None])
+            mean = values[-1] - cum @ np.diff(values)
+            # (chain, draw, unit, dimension) -> (chain, draw, dimension, system)
+            fair[:, sl, :, g, :] = np.einsum("cwud,us->cwds", mean, avg)
+    fair[..., counts == 0] = np.nan  # a system with no answers rated under the design
     return xr.Dataset(
         {
             "latent": s,
             "fair_average": (("chain", "draw", "dimension", "design", "system"), fair),
+            "n_answers": (("design", "system"), counts),
         },
         coords={"design": post["design"].values},
     )

@@ -37,7 +37,7 @@ from raterstats.models.ordinal.reference import length_effects
 #: globals from, so a changed layout.py would otherwise leave stale kernels that read the
 #: arrays at the old positions. tests/ordinal/test_ordinal_structure.py fails until this
 #: value is updated, and updating it invalidates the cache.
-LAYOUT_SOURCE_SHA256 = "254b1d7e138aba3baf3ed9fb92e677f9735090b9db0396852ce851e19169f6eb"
+LAYOUT_SOURCE_SHA256 = "1a65196833249fc0707906f29ec66baed0f1031a35216b3694ed8c9f65d3e32d"
 
 
 @njit(cache=True, nogil=True)
@@ -132,6 +132,56 @@ def interval_logp_grad(hi: float, lo: float, eg: float) -> tuple[float, float, f
 
 
 @njit(cache=True, nogil=True)
+def compound_symmetry_prior(
+    x: np.ndarray,
+    start: int,
+    n: int,
+    width: int,
+    s_rater: float,
+    s_cell: float,
+    rater_at: int,
+    cell_at: int,
+    grad: np.ndarray,
+) -> float:
+    """Prior of the raters' cell totals with the rater-level deviation integrated out.
+
+    ``x[start:]`` holds ``n`` cells x ``width`` zero-sum basis coordinates (row-major);
+    for each coordinate ``k`` the totals ``t_ck = r_k + c_ck`` over the cells, with
+    ``r_k ~ N(0, s_rater)`` and ``c_ck ~ N(0, s_cell)``, are jointly
+    ``N(0, A I + B J)`` (``A = s_cell^2``, ``B = s_rater^2``, ``J`` all ones), whose log
+    density is ``-(q / A - B s^2 / (A C)) / 2 - (n - 1) log(s_cell) - log(C) / 2`` with
+    ``s`` and ``q`` the sum and sum of squares of the totals and ``C = A + n B``. Returns
+    it (up to a constant) and adds its gradient: to the totals, and to ``log s_rater``
+    (``x[rater_at]``) and ``log s_cell`` (``x[cell_at]``)."""
+    A = s_cell * s_cell
+    B = s_rater * s_rater
+    C = A + n * B
+    total = 0.0
+    dA = 0.0
+    dB = 0.0
+    for k in range(width):
+        sm = 0.0
+        sq = 0.0
+        for c in range(n):
+            v = x[start + c * width + k]
+            sm += v
+            sq += v * v
+        total += -0.5 * (sq / A - B * sm * sm / (A * C))
+        shared = B * sm / (A * C)
+        for c in range(n):
+            t = start + c * width + k
+            grad[t] -= x[t] / A - shared
+        dA += 0.5 * sq / (A * A) - 0.5 * B * sm * sm * (2.0 * A + n * B) / (A * A * C * C)
+        dB += 0.5 * sm * sm / (C * C)
+    total += width * (-(n - 1) * math.log(s_cell) - 0.5 * math.log(C))
+    dA -= width * (0.5 * (n - 1) / A + 0.5 / C)
+    dB -= width * 0.5 * n / C
+    grad[cell_at] += 2.0 * A * dA  # d / d log s_cell
+    grad[rater_at] += 2.0 * B * dB
+    return total
+
+
+@njit(cache=True, nogil=True)
 def _latent_prior(
     x: np.ndarray,
     start: int,
@@ -205,13 +255,17 @@ def ordinal_logp_grad(
     for t in range(grad.size):
         grad[t] = 0.0
     total = 0.0
+    # latent units: the priors of UNIT_OF_DIMENSION are stated in the unit of their
+    # dimension, those of UNIT_OF_ALL in the largest unit (see layout.py)
+    unit = prior[PriorConst.UNIT : PriorConst.UNIT + D]
+    umax = prior[PriorConst.UNIT_MAX]
 
     # ---- latent quality -------------------------------------------------------------------
     sys_eff = np.zeros((D, M))
     o = off[Block.SYS_Z]
     if use_sys:
-        sig_s = prior[PriorConst.SYSTEM_SIGMA]
         for d in range(D):
+            sig_s = prior[PriorConst.SYSTEM_SIGMA] * unit[d]
             for m in range(M):
                 acc = 0.0
                 for k in range(M - 1):
@@ -225,22 +279,23 @@ def ordinal_logp_grad(
     # non-centred: x = z ~ N(0, 1), effect = sigma * z; centred (``LATENT_CENTRED``, the
     # better geometry when many ratings pin each answer down): x ~ N(0, sigma), effect = x
     lat_cen = settings[Setting.LATENT_CENTRED]
+    q_cen = settings[Setting.QUESTION_CENTRED]
     sq = np.zeros(D)
     qfull = np.zeros((Q, D))
     if use_q:
         for d in range(D):
             lpd, sq[d] = _halfnormal_log(
-                x, off[Block.LOG_SQ] + d, prior[PriorConst.SIGMA_QUESTION], grad
+                x, off[Block.LOG_SQ] + d, prior[PriorConst.SIGMA_QUESTION] * unit[d], grad
             )
             total += lpd
         total += _latent_prior(
-            x, off[Block.QZ], off[Block.QZ + 1], off[Block.LOG_SQ], sq, lat_cen, grad
+            x, off[Block.QZ], off[Block.QZ + 1], off[Block.LOG_SQ], sq, q_cen, grad
         )
         zero_sum_extend(x[off[Block.QZ] : off[Block.QZ + 1]], Q, D, qfull)
     se = np.zeros(D)
     for d in range(D):
         lpd, se[d] = _halfnormal_log(
-            x, off[Block.LOG_SE] + d, prior[PriorConst.SIGMA_RESIDUAL], grad
+            x, off[Block.LOG_SE] + d, prior[PriorConst.SIGMA_RESIDUAL] * unit[d], grad
         )
         total += lpd
     total += _latent_prior(
@@ -250,7 +305,7 @@ def ordinal_logp_grad(
     zero_sum_extend(x[off[Block.EZ] : off[Block.EZ + 1]], n_item, D, efull)
     # the multipliers of the sampled coordinates in eta
     me = np.ones(D) if lat_cen else se
-    mq = np.ones(D) if lat_cen else sq
+    mq = np.ones(D) if q_cen else sq
     eta = np.empty((n_item, D))
     for i in range(n_item):
         for d in range(D):
@@ -287,7 +342,7 @@ def ordinal_logp_grad(
             t = off[Block.LOG_TAU] + d
             log_tau = x[t] - (lm[d, gs] if gs >= 0 else 0.0)
             tau[d] = math.exp(log_tau)
-            r_ = tau[d] / prior[PriorConst.SIGMA_SENTENCE]
+            r_ = tau[d] / (prior[PriorConst.SIGMA_SENTENCE] * unit[d])
             total += -0.5 * r_ * r_ + log_tau
             gt = 1.0 - r_ * r_
             grad[t] += gt
@@ -300,47 +355,49 @@ def ordinal_logp_grad(
     total += lpd
     lpd, sv = _halfnormal_log(x, off[Block.LOG_SV], prior[PriorConst.SIGMA_DISC_CELL], grad)
     total += lpd
-    lpd, sa = _halfnormal_log(x, off[Block.LOG_SA], prior[PriorConst.SIGMA_SEV_RATER], grad)
+    lpd, sa = _halfnormal_log(x, off[Block.LOG_SA], prior[PriorConst.SIGMA_SEV_RATER] * umax, grad)
     total += lpd
-    lpd, sb = _halfnormal_log(x, off[Block.LOG_SB], prior[PriorConst.SIGMA_SEV_CELL], grad)
+    lpd, sb = _halfnormal_log(x, off[Block.LOG_SB], prior[PriorConst.SIGMA_SEV_CELL] * umax, grad)
     total += lpd
     # rater / cell deviations in the zero-sum basis: non-centred (x = z, deviation = s * B z)
-    # or centred (x ~ N(0, s), deviation = B x; the better geometry when every rater cell
-    # holds many ratings)
+    # or centred and marginal (the better geometry when every rater cell holds many
+    # ratings): the blocks VZ and BZ hold the cell totals u + v and a + b themselves, the
+    # rater-level deviations integrated out (UZ and AZ are empty), see
+    # compound_symmetry_prior
     cen = settings[Setting.CENTRED]
-    scales = np.array([su, sv, sa, sb])
-    log_at = np.array([off[Block.LOG_SU], off[Block.LOG_SV], off[Block.LOG_SA], off[Block.LOG_SB]])
-    first = np.array([off[Block.UZ], off[Block.VZ], off[Block.AZ], off[Block.BZ]])
-    stop = np.array([off[Block.UZ + 1], off[Block.VZ + 1], off[Block.AZ + 1], off[Block.BZ + 1]])
-    for h in range(4):
-        s_q = scales[h]
-        for t in range(first[h], stop[h]):
-            if cen:
-                z = x[t] / s_q
-                total += -0.5 * z * z - math.log(s_q)
-                grad[t] -= z / s_q
-                grad[log_at[h]] += z * z - 1.0
-            else:
+    if cen:
+        total += compound_symmetry_prior(
+            x, off[Block.VZ], D * G, H - 1, su, sv, off[Block.LOG_SU], off[Block.LOG_SV], grad
+        )
+        total += compound_symmetry_prior(
+            x, off[Block.BZ], D * G, H - 1, sa, sb, off[Block.LOG_SA], off[Block.LOG_SB], grad
+        )
+    else:
+        for blk in (Block.UZ, Block.VZ, Block.AZ, Block.BZ):
+            for t in range(off[blk], off[blk + 1]):
                 total += -0.5 * x[t] * x[t]
                 grad[t] -= x[t]
-    mu_ = 1.0 if cen else su
+    mu_ = 0.0 if cen else su
     mv = 1.0 if cen else sv
-    ma = 1.0 if cen else sa
+    ma = 0.0 if cen else sa
     mb = 1.0 if cen else sb
     sl = 0.0
     if use_len and lbr:
-        lpd, sl = _halfnormal_log(x, off[Block.LOG_SL], prior[PriorConst.SIGMA_LENGTH_RATER], grad)
+        lpd, sl = _halfnormal_log(
+            x, off[Block.LOG_SL], prior[PriorConst.SIGMA_LENGTH_RATER] * umax, grad
+        )
         total += lpd
         for t in range(off[Block.LZ], off[Block.LZ + 1]):
             total += -0.5 * x[t] * x[t]
             grad[t] -= x[t]
     # severity of humans: a = B az (zero-sum over humans), b[d, g] = B bz[d, g]
     a = np.zeros(H)
-    for j in range(H):
-        acc = 0.0
-        for k in range(H - 1):
-            acc += basis_h[j, k] * x[off[Block.AZ] + k]
-        a[j] = acc
+    if not cen:
+        for j in range(H):
+            acc = 0.0
+            for k in range(H - 1):
+                acc += basis_h[j, k] * x[off[Block.AZ] + k]
+            a[j] = acc
     b = np.zeros((D, G, H))
     for d in range(D):
         for g in range(G):
@@ -352,11 +409,12 @@ def ordinal_logp_grad(
                 b[d, g, j] = acc
     # discrimination deviations of humans, zero-sum over the panel: u = B uz, v[d, g] = B vz
     uu = np.zeros(H)
-    for j in range(H):
-        acc = 0.0
-        for k in range(H - 1):
-            acc += basis_h[j, k] * x[off[Block.UZ] + k]
-        uu[j] = acc
+    if not cen:
+        for j in range(H):
+            acc = 0.0
+            for k in range(H - 1):
+                acc += basis_h[j, k] * x[off[Block.UZ] + k]
+            uu[j] = acc
     vv = np.zeros((D, G, H))
     for d in range(D):
         for g in range(G):
@@ -381,9 +439,11 @@ def ordinal_logp_grad(
                         bet[j, d, g] += sl * x[off[Block.LZ] + cell]
     if use_len:
         for t in range(off[Block.BETA], off[Block.BETA + 1]):
-            z = (x[t] - prior[PriorConst.BETA_MU]) / prior[PriorConst.BETA_SD]
+            u_ = unit[(t - off[Block.BETA]) // G]  # D x G
+            sd = prior[PriorConst.BETA_SD] * u_
+            z = (x[t] - prior[PriorConst.BETA_MU] * u_) / sd
             total += -0.5 * z * z
-            grad[t] -= z / prior[PriorConst.BETA_SD]
+            grad[t] -= z / sd
     for jj in range(J):
         for d in range(D):
             for g in range(G):
@@ -394,15 +454,17 @@ def ordinal_logp_grad(
                 grad[t] -= z / prior[PriorConst.JL_SD]
                 lam[H + jj, d, g] = math.exp(x[t])
                 t = off[Block.JS] + cj
-                z = (x[t] - prior[PriorConst.JS_MU]) / prior[PriorConst.JS_SD]
+                sd = prior[PriorConst.JS_SD] * unit[d]
+                z = (x[t] - prior[PriorConst.JS_MU] * unit[d]) / sd
                 total += -0.5 * z * z
-                grad[t] -= z / prior[PriorConst.JS_SD]
+                grad[t] -= z / sd
                 sev[H + jj, d, g] = x[t]
                 if use_len:
                     t = off[Block.JB] + cj
-                    z = (x[t] - prior[PriorConst.JB_MU]) / prior[PriorConst.JB_SD]
+                    sd = prior[PriorConst.JB_SD] * unit[d]
+                    z = (x[t] - prior[PriorConst.JB_MU] * unit[d]) / sd
                     total += -0.5 * z * z
-                    grad[t] -= z / prior[PriorConst.JB_SD]
+                    grad[t] -= z / sd
                     bet[H + jj, d, g] = x[t]
 
     # ---- cut-points (ordered transform) ---------------------------------------------------
@@ -425,11 +487,12 @@ def ordinal_logp_grad(
                 grad[base + k] += 1.0
     dcuts = np.zeros((D, G, k1))
     for d in range(D):
+        sd = prior[PriorConst.CUT_SD] * unit[d]
         for g in range(G):
             for k in range(k1):
-                z = (cuts[d, g, k] - prior[PriorConst.CUT_MU]) / prior[PriorConst.CUT_SD]
+                z = (cuts[d, g, k] - prior[PriorConst.CUT_MU] * unit[d]) / sd
                 total += -0.5 * z * z
-                dcuts[d, g, k] -= z / prior[PriorConst.CUT_SD]
+                dcuts[d, g, k] -= z / sd
 
     # ---- likelihood -----------------------------------------------------------------------
     deta = np.zeros((n_item, D))
@@ -524,14 +587,14 @@ def ordinal_logp_grad(
     zero_sum_adjoint(defull, n_item, D, grad, off[Block.EZ])
     if use_q:
         zero_sum_adjoint(dqfull, Q, D, grad, off[Block.QZ])
-    if not lat_cen:  # the scales enter eta only in the non-centred form
-        for d in range(D):
+    for d in range(D):  # the scales enter eta only in the non-centred form
+        if not lat_cen:
             grad[off[Block.LOG_SE] + d] += dse[d] * se[d]
-            if use_q:
-                grad[off[Block.LOG_SQ] + d] += dsq[d] * sq[d]
+        if use_q and not q_cen:
+            grad[off[Block.LOG_SQ] + d] += dsq[d] * sq[d]
     if use_sys:
-        sig_s = prior[PriorConst.SYSTEM_SIGMA]
         for d in range(D):
+            sig_s = prior[PriorConst.SYSTEM_SIGMA] * unit[d]
             for k in range(M - 1):
                 acc = 0.0
                 for m in range(M):
@@ -574,14 +637,15 @@ def ordinal_logp_grad(
         grad[off[Block.LOG_SB]] += dsb * sb
     if use_len and lbr:
         grad[off[Block.LOG_SL]] += dsl * sl
-    for k in range(H - 1):
-        acc = 0.0
-        acc_u = 0.0
-        for j in range(H):
-            acc += basis_h[j, k] * da[j]
-            acc_u += basis_h[j, k] * du[j]
-        grad[off[Block.AZ] + k] += acc
-        grad[off[Block.UZ] + k] += acc_u
+    if not cen:  # the rater-level blocks are empty in the centred (marginal) form
+        for k in range(H - 1):
+            acc = 0.0
+            acc_u = 0.0
+            for j in range(H):
+                acc += basis_h[j, k] * da[j]
+                acc_u += basis_h[j, k] * du[j]
+            grad[off[Block.AZ] + k] += acc
+            grad[off[Block.UZ] + k] += acc_u
     for d in range(D):
         for g in range(G):
             base = off[Block.VZ] + (d * G + g) * (H - 1)

@@ -21,13 +21,14 @@ from pathlib import Path
 import numpy as np
 from numba import carray, cfunc, njit
 
-from raterstats.models.ordinal.kernels import ordinal_logp_grad
+from raterstats.models.ordinal.kernels_scale import sampler_logp_grad
 from raterstats.nutpie_callbacks import LOGP_SIGNATURE, read_user_data, status_code
 
 #: The source files whose code the cached callback compiles in, besides this one: the
 #: kernel, the named positions it reads, and nutpie's buffer helpers.
 KERNEL_SOURCES = (
     Path(__file__).with_name("kernels.py"),
+    Path(__file__).with_name("kernels_scale.py"),
     Path(__file__).with_name("layout.py"),
     Path(__file__).parents[2] / "nutpie_callbacks.py",
 )
@@ -37,7 +38,7 @@ KERNEL_SOURCES = (
 #: kernel or layout would otherwise leave a stale callback reading the data at the old
 #: positions. tests/ordinal/test_ordinal_callback.py fails until this value is updated,
 #: and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "2bf8cb3d901f22828fe4be5f8d60e1fd2a3bd75d4fe6faff174d20cc363c8b3a"
+KERNEL_SOURCE_SHA256 = "9abc927a190ce384300d2fca6319b815afda5e87372deefa627619ce6edea2ff"
 
 
 def kernel_source_sha256() -> str:
@@ -117,7 +118,7 @@ def pack_ordinal(
 
 @njit(cache=True, nogil=True)
 def ordinal_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.ndarray) -> float:
-    """:func:`~raterstats.models.ordinal.kernels.ordinal_logp_grad` with the data packed by
+    """:func:`~raterstats.models.ordinal.kernels_scale.sampler_logp_grad` with the data packed by
     :func:`pack_ordinal`."""
     n_off = ints[OrdinalHeader.N_OFFSETS]
     n_set = ints[OrdinalHeader.N_SETTINGS]
@@ -147,7 +148,7 @@ def ordinal_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.
     basis_m = floats[q : q + mr * mc].reshape((mr, mc))
     q += mr * mc
     basis_h = floats[q : q + hr * hc].reshape((hr, hc))
-    return ordinal_logp_grad(
+    return sampler_logp_grad(
         x,
         grad,
         off,

@@ -51,17 +51,17 @@ class Block(IntEnum):
     LOG_SU = 8
     #: log sigma_discrimination_cell
     LOG_SV = 9
-    #: discrimination rater deviations, H - 1 in the zero-sum basis
+    #: discrimination rater deviations, H - 1 in the zero-sum basis (empty when centred)
     UZ = 10
-    #: discrimination cell deviations, D x G x (H - 1)
+    #: discrimination cell deviations, D x G x (H - 1) (centred: rater + cell deviation)
     VZ = 11
     #: log sigma_severity_rater
     LOG_SA = 12
     #: log sigma_severity_cell
     LOG_SB = 13
-    #: severity rater deviations, H - 1 in the zero-sum basis
+    #: severity rater deviations, H - 1 in the zero-sum basis (empty when centred)
     AZ = 14
-    #: severity cell deviations, D x G x (H - 1)
+    #: severity cell deviations, D x G x (H - 1) (centred: rater + cell deviation)
     BZ = 15
     #: length effects, D x G
     BETA = 16
@@ -101,6 +101,11 @@ class Setting(IntEnum):
     CENTRED = 15
     SENTENCE_DESIGN = 16
     LATENT_CENTRED = 17
+    #: NUTS samples the latent scale of every dimension as one coordinate
+    #: (:mod:`raterstats.models.ordinal.kernels_scale`)
+    SCALE_COORDINATE = 18
+    #: question effects sampled centred (their zero-sum coordinates ~ N(0, sigma_question))
+    QUESTION_CENTRED = 19
 
 
 class PriorConst(IntEnum):
@@ -128,6 +133,10 @@ class PriorConst(IntEnum):
     JS_SD = 18
     JB_MU = 19
     JB_SD = 20
+    #: the largest latent unit over the dimensions (scales the dimension-free scales)
+    UNIT_MAX = 21
+    #: the latent unit of dimension ``d`` is at ``UNIT + d`` (the array ends with them)
+    UNIT = 22
 
 
 #: Names of the blocks of ``x``, in order (lower-case :class:`Block` names).
@@ -160,6 +169,36 @@ PRIOR_SOURCES: dict[PriorConst, tuple[str, str, float]] = {
     PriorConst.JB_SD: ("judge_length_effect", "sigma", 1.0),
 }
 
+#: Latent unit (logits) from which a dimension counts as one of high agreement: a single
+#: rating's reliability of ``3^2 / (3^2 + pi^2 / 3) = 0.73`` or more. Its latent scale is
+#: then one coordinate of the sampler (``kernels_scale``), and its question effects are
+#: centred by default (``OrdinalRaters.is_question_centred``).
+HIGH_AGREEMENT_UNIT = 3.0
+
+#: The prior constants stated in the latent unit of their dimension (multiplied by it):
+#: the priors on the latent scale of quality and rating location (see
+#: :mod:`raterstats.models.ordinal.units` and the model card).
+UNIT_OF_DIMENSION = frozenset(
+    {
+        PriorConst.SYSTEM_SIGMA,
+        PriorConst.SIGMA_QUESTION,
+        PriorConst.SIGMA_RESIDUAL,
+        PriorConst.SIGMA_SENTENCE,
+        PriorConst.BETA_MU,
+        PriorConst.BETA_SD,
+        PriorConst.CUT_MU,
+        PriorConst.CUT_SD,
+        PriorConst.JS_MU,
+        PriorConst.JS_SD,
+        PriorConst.JB_MU,
+        PriorConst.JB_SD,
+    }
+)
+#: The prior constants of scales shared by every dimension, stated in the largest unit.
+UNIT_OF_ALL = frozenset(
+    {PriorConst.SIGMA_SEV_RATER, PriorConst.SIGMA_SEV_CELL, PriorConst.SIGMA_LENGTH_RATER}
+)
+
 #: The half-normal prior scale of each ``log sigma`` block.
 HALF_NORMAL_SCALE: dict[Block, PriorConst] = {
     Block.LOG_SQ: PriorConst.SIGMA_QUESTION,
@@ -182,12 +221,18 @@ class OrdinalLayout:
     Sizes: ``n_dim`` (D), ``n_design`` (G), ``n_human`` (H), ``n_judge`` (J), ``n_system``
     (M), ``n_question`` (Q), ``n_item`` (I), ``n_sentence`` (S), ``n_levels`` (K).
     Switches: which parts of the model are present (``use_*``, ``length_by_rater``) and
-    whether the human raters' deviations (``centred``) and the question effects and answer
-    residuals (``latent_centred``) are centred. ``reference`` is the index of the
+    whether the human raters' deviations (``centred``), the answer residuals
+    (``latent_centred``) and the question effects (``question_centred``) are centred, and
+    whether the sampler's vector holds the latent scale of every dimension as one
+    coordinate (``scale_coordinate``; the kernels' density is that of the standard vector,
+    see
+    :mod:`raterstats.models.ordinal.kernels_scale`). ``reference`` is the index of the
     reference design and ``sentence_design`` that of the design whose log-discrimination
     mean shifts the sampled sentence scale (-1: none). ``prior`` holds the prior constants
-    in :class:`PriorConst` order. The arrays are computed once per layout; do not modify
-    them.
+    in :class:`PriorConst` order, as written in the priors (in logits), then the largest
+    latent unit and the latent unit of every dimension (``UNIT + d``), by which the kernel
+    multiplies the constants of :data:`UNIT_OF_DIMENSION` and :data:`UNIT_OF_ALL`. The
+    arrays are computed once per layout; do not modify them.
 
     Examples
     --------
@@ -220,6 +265,8 @@ class OrdinalLayout:
     sentence_design: int
     prior: np.ndarray
     latent_centred: bool = False
+    scale_coordinate: bool = False
+    question_centred: bool = False
 
     @cached_property
     def block_sizes(self) -> dict[Block, int]:
@@ -238,11 +285,11 @@ class OrdinalLayout:
             Block.LM: D * (G - 1),
             Block.LOG_SU: 1,
             Block.LOG_SV: 1,
-            Block.UZ: H - 1,
+            Block.UZ: 0 if self.centred else H - 1,
             Block.VZ: D * G * (H - 1),
             Block.LOG_SA: 1,
             Block.LOG_SB: 1,
-            Block.AZ: H - 1,
+            Block.AZ: 0 if self.centred else H - 1,
             Block.BZ: D * G * (H - 1),
             Block.BETA: D * G if self.use_length else 0,
             Block.LOG_SL: 1 if lbr else 0,
@@ -272,9 +319,126 @@ class OrdinalLayout:
         return np.array([int(getattr(self, s.name.lower())) for s in Setting], dtype=np.int64)
 
     @property
-    def prior_scale(self) -> dict[str, float]:
-        """The half-normal prior scale of every ``log sigma`` block, by block name."""
-        return {b.name.lower(): float(self.prior[c]) for b, c in HALF_NORMAL_SCALE.items()}
+    def units(self) -> np.ndarray:
+        """The latent unit of every dimension (logits; 1: the priors as written)."""
+        return np.asarray(self.prior[PriorConst.UNIT : PriorConst.UNIT + self.n_dim])
+
+    def constant(self, c: PriorConst, d: int | None = None) -> float:
+        """Prior constant ``c`` in logits: as written, times the latent unit of dimension
+        ``d`` (:data:`UNIT_OF_DIMENSION`) or the largest unit (:data:`UNIT_OF_ALL`)."""
+        v = float(self.prior[c])
+        if c in UNIT_OF_DIMENSION:
+            if d is None:
+                raise ValueError(f"{c.name} is stated per dimension: give d")
+            return v * float(self.prior[PriorConst.UNIT + d])
+        if c in UNIT_OF_ALL:
+            return v * float(self.prior[PriorConst.UNIT_MAX])
+        return v
+
+    @property
+    def prior_scale(self) -> dict[str, np.ndarray]:
+        """The half-normal prior scale (logits) of every element of each ``log sigma`` block,
+        by block name (per dimension for the blocks with one scale per dimension)."""
+        out = {}
+        for b, c in HALF_NORMAL_SCALE.items():
+            n = self.block_sizes[b]
+            if c in UNIT_OF_DIMENSION:
+                out[b.name.lower()] = np.array([self.constant(c, d % self.n_dim) for d in range(n)])
+            else:
+                out[b.name.lower()] = np.full(n, self.constant(c))
+        return out
+
+    @cached_property
+    def scale_plan(self) -> dict[str, np.ndarray]:
+        """Positions of the latent-scale coordinate's map (empty without it, see
+        :mod:`raterstats.models.ordinal.kernels_scale`), over the dimensions whose latent
+        unit is at least :data:`HIGH_AGREEMENT_UNIT` (``dims``): ``ell`` (per such dimension:
+        the mean log gap of the reference design's cut-points), ``gaps`` (those log gaps in
+        the standard vector, K - 2 per dimension), ``w`` (their zero-sum spread in the
+        sampler's, K - 3), ``shear`` / ``shear_dim`` (positions shifted by the ``ell`` of
+        their dimension, an index into ``dims``) and ``scaled`` / ``scaled_dim`` (positions
+        multiplied by its ``exp``)."""
+        D, G, K = self.n_dim, self.n_design, self.n_levels
+        ref = self.reference
+        empty = np.zeros(0, dtype=np.int64)
+        dims = np.flatnonzero(self.units >= HIGH_AGREEMENT_UNIT)
+        if not self.scale_coordinate or K < 3 or not dims.size:
+            return {
+                "dims": empty,
+                "ell": empty,
+                "gaps": np.zeros((0, 0), np.int64),
+                "w": np.zeros((0, 0), np.int64),
+                "shear": empty,
+                "shear_dim": empty,
+                "scaled": empty,
+                "scaled_dim": empty,
+            }
+        k1 = K - 1
+        cut = self.block(Block.CUTS).start
+        cells = np.arange(D * G).reshape(D, G)  # cell = d * G + g
+        gaps = cut + cells[:, ref, None] * k1 + np.arange(1, K - 1)[None, :]
+        shear, shear_dim, scaled, scaled_dim = [], [], [], []
+
+        which = np.full(D, -1)
+        which[dims] = np.arange(dims.size)
+
+        def add(pos: list, dim: list, b: Block, of: np.ndarray) -> None:
+            # the positions of block b whose dimension (``of``, one per position) is in dims
+            sl = self.block(b)
+            keep = which[of] >= 0
+            pos.extend(np.arange(sl.start, sl.stop)[keep].tolist())
+            dim.extend(which[of][keep].tolist())
+
+        for b in (Block.LOG_SE, Block.LOG_SQ, Block.LOG_TAU):
+            add(shear, shear_dim, b, np.arange(self.block_sizes[b]))
+        for i, d in enumerate(dims):
+            for g in range(G):
+                if g != ref:
+                    shear.extend((cut + cells[d, g] * k1 + np.arange(1, k1)).tolist())
+                    shear_dim.extend([i] * (k1 - 1))
+                scaled.append(cut + cells[d, g] * k1)
+                scaled_dim.append(i)
+        add(
+            scaled,
+            scaled_dim,
+            Block.SYS_Z,
+            np.repeat(np.arange(D), self.block_sizes[Block.SYS_Z] // D),
+        )
+        add(
+            scaled,
+            scaled_dim,
+            Block.BETA,
+            np.repeat(np.arange(D), self.block_sizes[Block.BETA] // D),
+        )
+        for b in (Block.JS, Block.JB):
+            add(
+                scaled,
+                scaled_dim,
+                b,
+                np.tile(np.repeat(np.arange(D), G), self.block_sizes[b] // (D * G)),
+            )
+        if self.centred:
+            add(
+                scaled,
+                scaled_dim,
+                Block.BZ,
+                np.repeat(np.arange(D), self.block_sizes[Block.BZ] // D),
+            )
+        for b, centred in ((Block.QZ, self.question_centred), (Block.EZ, self.latent_centred)):
+            if centred:
+                add(scaled, scaled_dim, b, np.tile(np.arange(D), self.block_sizes[b] // D))
+        as_int = lambda v: np.asarray(v, dtype=np.int64)  # noqa: E731
+        gaps = gaps[dims]
+        return {
+            "dims": dims.astype(np.int64),
+            "ell": gaps[:, 0].copy(),
+            "gaps": gaps,
+            "w": gaps[:, 1:].copy(),
+            "shear": as_int(shear),
+            "shear_dim": as_int(shear_dim),
+            "scaled": as_int(scaled),
+            "scaled_dim": as_int(scaled_dim),
+        }
 
     def block(self, b: Block | str) -> slice:
         """The positions of block ``b`` (a :class:`Block` or its lower-case name) in ``x``."""
@@ -283,18 +447,24 @@ class OrdinalLayout:
         return slice(int(off[k]), int(off[k + 1]))
 
 
-def prior_constants(priors: Mapping[str, Prior]) -> np.ndarray:
+def prior_constants(priors: Mapping[str, Prior], units: np.ndarray | None = None) -> np.ndarray:
     """The prior constants of the compiled density in :class:`PriorConst` order (see
-    :data:`PRIOR_SOURCES`).
+    :data:`PRIOR_SOURCES`), then the largest of ``units`` and ``units`` (the latent unit of
+    every dimension; default one dimension of unit 1).
 
     Examples
     --------
     >>> from raterstats import OrdinalRaters
-    >>> float(prior_constants(OrdinalRaters.default_priors)[PriorConst.CUT_SD])
-    3.0
+    >>> c = prior_constants(OrdinalRaters.default_priors, np.array([1.0, 4.0]))
+    >>> float(c[PriorConst.CUT_SD]), c[PriorConst.UNIT_MAX:].tolist()
+    (3.0, [4.0, 1.0, 4.0])
     """
-    sources = [PRIOR_SOURCES[c] for c in PriorConst]
-    return np.array([float(priors[key].param(name, default)) for key, name, default in sources])
+    u = np.ones(1) if units is None else np.asarray(units, dtype=float)
+    if u.ndim != 1 or not u.size or not np.all(np.isfinite(u) & (u > 0)):
+        raise ValueError(f"units must be positive numbers, one per dimension, got {u}")
+    sources = [PRIOR_SOURCES[c] for c in PriorConst if c in PRIOR_SOURCES]
+    base = [float(priors[key].param(name, default)) for key, name, default in sources]
+    return np.array([*base, float(u.max()), *u])
 
 
 def ordinal_layout(
@@ -304,6 +474,9 @@ def ordinal_layout(
     centred: bool,
     length_by_rater: bool,
     latent_centred: bool = False,
+    units: np.ndarray | None = None,
+    scale_coordinate: bool = False,
+    question_centred: bool | None = None,
 ) -> OrdinalLayout:
     """The layout of the compiled density for these data, priors and options.
 
@@ -318,8 +491,16 @@ def ordinal_layout(
     length_by_rater : bool
         The ``length_by_rater`` option (used only when the data have a length covariate).
     latent_centred : bool
-        Whether the question effects and answer residuals are sampled centred (their
-        zero-sum coordinates ``~ N(0, sigma)``) rather than as standard normals times sigma.
+        Whether the answer residuals are sampled centred (their zero-sum coordinates
+        ``~ N(0, sigma)``) rather than as standard normals times sigma.
+    question_centred : bool, optional
+        The same for the question effects (default: as ``latent_centred``).
+    scale_coordinate : bool
+        Whether the sampler's vector holds the latent scale of every dimension as one
+        coordinate (:mod:`~raterstats.models.ordinal.kernels_scale`).
+    units : np.ndarray, optional
+        The latent unit of every dimension (:func:`~raterstats.models.ordinal.units.latent_units`;
+        default 1: the priors as written, in logits).
 
     Returns
     -------
@@ -344,16 +525,21 @@ def ordinal_layout(
         reference=c["design"].index(data.reference_design),
         centred=bool(centred),
         sentence_design=sentence_design(data),
-        prior=prior_constants(priors),
+        prior=prior_constants(priors, np.ones(len(c["dimension"])) if units is None else units),
         latent_centred=bool(latent_centred),
+        scale_coordinate=bool(scale_coordinate),
+        question_centred=bool(latent_centred if question_centred is None else question_centred),
     )
 
 
 __all__ = [
     "BLOCKS",
     "HALF_NORMAL_SCALE",
+    "HIGH_AGREEMENT_UNIT",
     "PRIOR_KEYS",
     "PRIOR_SOURCES",
+    "UNIT_OF_ALL",
+    "UNIT_OF_DIMENSION",
     "Block",
     "OrdinalLayout",
     "PriorConst",

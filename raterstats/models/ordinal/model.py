@@ -32,16 +32,22 @@ from raterstats.models.ordinal.data import (
     prepare_ordinal,
     sentence_design,
 )
+from raterstats.models.ordinal.density import compiled_density
 from raterstats.models.ordinal.derived import rater_table, system_scores
-from raterstats.models.ordinal.layout import Block, OrdinalLayout, ordinal_layout
+from raterstats.models.ordinal.graph import (
+    in_units,
+    ordered_cutpoints,
+    ratings_potential,
+    stretched_cuts,
+)
+from raterstats.models.ordinal.layout import HIGH_AGREEMENT_UNIT, OrdinalLayout, ordinal_layout
 from raterstats.models.ordinal.reference import (
-    VARIABLE_DIMS,
     cdf,
-    constrained_values,
     draw_chunks,
     lp_and_cuts,
     summed_log_likelihood,
 )
+from raterstats.models.ordinal.units import latent_units
 from raterstats.models.priors import Prior
 from raterstats.models.zerosum import zero_sum_basis, zero_sum_extend_pt
 from raterstats.ratings import Ratings
@@ -78,71 +84,6 @@ DIAGNOSED_PARAMETERS = (
     "sigma_sentence",
     "judge_length_effect",
 )
-
-# ---------------------------------------------------------------------------- PyMC pieces
-
-
-def interval_logp_pt(lo: Any, hi: Any, link: str) -> Any:
-    """The PyTensor form of :func:`~raterstats.models.ordinal.reference.interval_logp`:
-    ``log P(lo < latent <= hi)`` for a standard logistic or normal latent variable."""
-    if link == "logit":
-        # log(F(hi) - F(lo)) = log F(hi) + log(1 - F(lo)) + log(1 - exp(lo - hi))
-        return -pt.softplus(-hi) - pt.softplus(lo) + pt.log1mexp(lo - hi)
-    from pymc.distributions.dist_math import normal_lcdf
-
-    a, b = normal_lcdf(0.0, 1.0, hi), normal_lcdf(0.0, 1.0, lo)
-    return a + pt.log1mexp(b - a)
-
-
-def _log_cdf(x: Any, link: str) -> Any:
-    """log F(x) in PyTensor (logistic: -softplus(-x); normal: log Phi(x))."""
-    if link == "logit":
-        return -pt.softplus(-x)
-    from pymc.distributions.dist_math import normal_lcdf
-
-    return normal_lcdf(0.0, 1.0, x)
-
-
-def ordered_cutpoints(prior: Prior, data: OrdinalData) -> Any:
-    """Cut-points ``c[dimension, design, cut]``, ordered within each dimension x design,
-    normal prior, started at the empirical cumulative logits (in the current pm.Model)."""
-    return pm.Normal(
-        "cutpoints",
-        mu=float(prior.param("mu", 0.0)),
-        sigma=float(prior.param("sigma", 3.0)),
-        transform=pm.distributions.transforms.ordered,
-        dims=("dimension", "design", "cut"),
-        initval=data.initial_cuts,
-    )
-
-
-def ratings_potential(lp: Any, cuts: Any, data: OrdinalData, link: str) -> None:
-    """Add the ratings' cumulative-link log-likelihood to the current pm.Model.
-
-    Ratings in the lowest or highest level need one tail probability, the others an
-    interval: computing them apart saves most transcendental calls (ratings of generated
-    text pile up in the top level). :func:`prepare_ordinal` sorted the ratings into these
-    three contiguous blocks.
-    """
-    ng = len(data.coords["design"])
-    k = data.n_levels
-    flat = cuts.reshape((-1,))
-    base = (data.obs_dim * ng + data.obs_design) * (k - 1)
-    nb = int(np.sum(data.y == 0))
-    nt = int(np.sum(data.y == k - 1))
-    bottom, top, mid = slice(0, nb), slice(nb, nb + nt), slice(nb + nt, data.n_obs)
-    terms = []
-    if nb:
-        terms.append(_log_cdf(flat[base[bottom]] - lp[bottom], link).sum())
-    if nt:
-        terms.append(_log_cdf(lp[top] - flat[base[top] + k - 2], link).sum())
-    if data.n_obs > nb + nt:
-        y = data.y[mid]
-        hi = flat[base[mid] + y] - lp[mid]
-        lo = flat[base[mid] + y - 1] - lp[mid]
-        terms.append(interval_logp_pt(lo, hi, link).sum())
-    pm.Potential("ratings_loglik", pt.add(*terms) if len(terms) > 1 else terms[0])
-
 
 # ---------------------------------------------------------------------------- model
 
@@ -183,9 +124,20 @@ class OrdinalRaters(Model):
         Sample the human raters' deviations centred (``a_j ~ N(0, sigma)``) or non-centred
         (``a_j = sigma z_j``). Default (None): centred when the median human rater x
         dimension x design cell holds at least 20 ratings (see :meth:`is_centred`).
-    centred_latent : bool
-        Sample the question effects and answer residuals centred (``N(0, sigma)``) rather
-        than non-centred (``sigma * N(0, 1)``, the default; see :meth:`is_latent_centred`).
+    centred_latent : bool, optional
+        Sample the question effects and answer residuals centred (``N(0, sigma)``) or
+        non-centred (``sigma * N(0, 1)``). Default (None): residuals non-centred, question
+        effects centred when the ratings show high agreement (see
+        :meth:`is_latent_centred` and :meth:`is_question_centred`).
+    latent_unit : "auto" or float
+        The unit (logits) in which the priors on the latent scale are stated, per
+        dimension: ``"auto"`` measures it from the ratings (:meth:`latent_units`,
+        :func:`~raterstats.models.ordinal.latent_units`); a number sets it for every
+        dimension (1: the priors as written, in logits).
+    scale_coordinate : bool
+        Sample the latent scale of every dimension as one coordinate (the default; see
+        :mod:`raterstats.models.ordinal.kernels_scale`): the same model in other
+        coordinates, which NUTS explores much faster when the raters nearly always agree.
 
     Examples
     --------
@@ -234,7 +186,9 @@ class OrdinalRaters(Model):
         "length_by_rater": False,
         "pointwise": "answer",
         "centred": None,
-        "centred_latent": False,
+        "centred_latent": None,
+        "latent_unit": "auto",
+        "scale_coordinate": True,
     }
     methods: ClassVar[tuple[str, ...]] = ("nuts", "map", "advi")
     #: MAP and ADVI run on the compiled density (the mode: :meth:`mode_form`)
@@ -252,8 +206,19 @@ class OrdinalRaters(Model):
             problems.append(f"pointwise must be 'answer' or 'rating', not {o['pointwise']!r}")
         if o["centred"] not in (None, True, False):
             problems.append(f"centred must be True, False or None, not {o['centred']!r}")
-        if o["centred_latent"] not in (True, False):
-            problems.append(f"centred_latent must be True or False, not {o['centred_latent']!r}")
+        if o["centred_latent"] not in (None, True, False):
+            problems.append(
+                f"centred_latent must be True, False or None, not {o['centred_latent']!r}"
+            )
+        if o["scale_coordinate"] not in (True, False):
+            problems.append(
+                f"scale_coordinate must be True or False, not {o['scale_coordinate']!r}"
+            )
+        u = o["latent_unit"]
+        if u != "auto" and not (
+            isinstance(u, int | float) and not isinstance(u, bool) and np.isfinite(u) and u > 0
+        ):
+            problems.append(f"latent_unit must be 'auto' or a positive number, not {u!r}")
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -318,13 +283,39 @@ class OrdinalRaters(Model):
         return bool(np.median(counts) >= 20)
 
     def is_latent_centred(self, data: OrdinalData) -> bool:
-        """Whether the question effects and answer residuals are sampled centred (their
-        zero-sum coordinates ``~ N(0, sigma)``): the ``centred_latent`` option. Off by
-        default: on the built-in study (25 ratings per answer and dimension) the centred
-        form mixed worse than the non-centred one (4 x 1,000 draws: min bulk ESS 143 and
-        max R-hat 1.039, against 488 and 1.008), since the sentence-only answers leave
-        their residuals weakly identified."""
+        """Whether the answer residuals are sampled centred (their zero-sum coordinates
+        ``~ N(0, sigma)``): the ``centred_latent`` option; off by default (None). On the
+        built-in study (25 ratings per answer and dimension) the centred form mixed worse
+        than the non-centred one (4 x 1,000 draws: min bulk ESS 143 and max R-hat 1.039,
+        against 488 and 1.008), since the sentence-only answers leave their residuals weakly
+        identified; with high agreement an answer's ratings place it only in an interval of
+        the latent scale as wide as the cut-point spacing, not much narrower than the
+        residuals' spread (issue 19's simulation: no gain)."""
         return bool(self._options["centred_latent"])
+
+    def is_question_centred(self, data: OrdinalData) -> bool:
+        """Whether the question effects are sampled centred: the ``centred_latent`` option
+        when set, else (None) when every dimension's latent unit is at least
+        :data:`~raterstats.models.ordinal.layout.HIGH_AGREEMENT_UNIT` (3) logits (a single
+        rating's reliability of 0.73 or more): each question's effect is then pinned down by
+        its answers' nearly deterministic ratings (issue 19's simulation: 14 answers x 2-4
+        ratings per question), and the non-centred form ties every coordinate to
+        ``sigma_question``."""
+        c = self._options["centred_latent"]
+        if c is not None:
+            return bool(c)
+        return bool(np.all(self.latent_units(data) >= HIGH_AGREEMENT_UNIT))
+
+    def latent_units(self, data: OrdinalData) -> np.ndarray:
+        """The latent unit of every dimension, in which the priors on the latent scale are
+        stated (``models/ordinal/card.md``, "Priors and why"): the ``latent_unit`` option,
+        or by default (``"auto"``) the spread of answer quality that the ratings imply,
+        :func:`~raterstats.models.ordinal.units.latent_units` (at least 1 logit; 1 gives
+        the priors as written, in logits)."""
+        u = self._options["latent_unit"]
+        if u == "auto":
+            return latent_units(data)
+        return np.full(len(data.coords["dimension"]), float(u))
 
     def prepare(self, ratings: Ratings) -> OrdinalData:
         super().prepare(ratings)
@@ -341,15 +332,19 @@ class OrdinalRaters(Model):
         nd = len(data.coords["dimension"])
         ng = len(data.coords["design"])
         nh = data.n_humans
+        # priors on the latent scale in the unit of their dimension (or the largest unit)
+        units = self.latent_units(data)
+        umax = float(units.max())
         nj = len(data.coords["judge"])
         nm = len(data.coords["system"])
         # latent quality
         if data.use_system:
             bm = zero_sum_basis(nm)
             sys_z = pm.Normal("system_z", 0.0, 1.0, dims=("dimension", "system_basis"))
+            sig_s = float(p["system_effect"].param("sigma", 1.0)) * units
             s_eff = pm.Deterministic(
                 "system_effect",
-                float(p["system_effect"].param("sigma", 1.0)) * pt.dot(sys_z, bm.T),
+                sig_s[:, None] * pt.dot(sys_z, bm.T),
                 dims=("dimension", "system"),
             )
             eta = s_eff.T[data.item_system]
@@ -359,11 +354,12 @@ class OrdinalRaters(Model):
         # alone carry the location, which otherwise trades against their means
         # centred (see is_latent_centred): the zero-sum coordinates ~ N(0, sigma) themselves
         lat_cen = self.is_latent_centred(data)
+        q_cen = self.is_question_centred(data)
         if data.use_question:
             nq = len(data.coords["question"])
-            sq = p["sigma_question"].create("sigma_question", dims="dimension")
+            sq = in_units(p["sigma_question"], units).create("sigma_question", dims="dimension")
             qdims = ("question_basis", "dimension")
-            if lat_cen:
+            if q_cen:
                 q_raw = zero_sum_extend_pt(
                     pm.Normal("question_basis_effect", 0.0, sq, dims=qdims), nq
                 )
@@ -371,7 +367,7 @@ class OrdinalRaters(Model):
                 q_raw = zero_sum_extend_pt(pm.Normal("question_z", 0.0, 1.0, dims=qdims), nq) * sq
             q_eff = pm.Deterministic("question_effect", q_raw, dims=("question", "dimension"))
             eta = eta + q_eff[data.item_question]
-        se = p["sigma_residual"].create("sigma_residual", dims="dimension")
+        se = in_units(p["sigma_residual"], units).create("sigma_residual", dims="dimension")
         ni = len(data.coords["item"])
         if ni > 1:  # one item: its residual sums to zero alone, so it is zero (no basis)
             edims = ("item_basis", "dimension")
@@ -401,7 +397,7 @@ class OrdinalRaters(Model):
         # log tau_d + m_{d, gs} (unit-Jacobian shear; the prior of tau enters as a potential)
         gs = sentence_design(data)
         if data.has_sentences:
-            tp = p["sigma_sentence"]
+            tp = in_units(p["sigma_sentence"], units)
             if gs >= 0:
                 shifted = pm.Flat("sigma_sentence_shifted", dims="dimension")
                 log_tau = shifted - lm[:, gs]
@@ -423,51 +419,76 @@ class OrdinalRaters(Model):
         # is exactly exp(m_dg), and the latent scale is identified by the reference design
         bh = zero_sum_basis(nh)
         cen = self.is_centred(data)
-        sa = p["sigma_severity_rater"].create("sigma_severity_rater")
-        sb = p["sigma_severity_cell"].create("sigma_severity_cell")
+        sa = in_units(p["sigma_severity_rater"], umax).create("sigma_severity_rater")
+        sb = in_units(p["sigma_severity_cell"], umax).create("sigma_severity_cell")
         cell_dims = ("dimension", "design", "human_basis")
 
         def deviation(name: str, sigma: Any, dims: Any) -> Any:
-            # coordinates in the zero-sum basis: centred N(0, sigma), or sigma * N(0, 1)
-            if cen:
-                return pm.Normal(f"{name}_basis", 0.0, sigma, dims=dims)
+            # non-centred coordinates in the zero-sum basis: sigma * N(0, 1)
             return sigma * pm.Normal(f"{name}_z", 0.0, 1.0, dims=dims)
 
-        u = deviation("discrimination_rater", su, "human_basis")
-        v = deviation("discrimination_cell", sv, cell_dims)
-        log_lam = lm[None] + pt.dot(bh, u)[:, None, None] + pt.dot(v, bh.T).transpose(2, 0, 1)
-        a = deviation("severity_rater", sa, "human_basis")
-        b = deviation("severity_cell", sb, cell_dims)
-        sev = pt.dot(bh, a)[:, None, None] + pt.dot(b, bh.T).transpose(2, 0, 1)
+        def cell_totals(name: str, s_rater: Any, s_cell: Any) -> Any:
+            # centred and marginal: the rater + cell deviation of every cell, in the
+            # zero-sum basis; over the n cells, per basis coordinate, N(0, A I + B J)
+            # (A = s_cell^2, B = s_rater^2): the rater-level deviation integrated out
+            t = pm.Flat(f"{name}_cell_basis", dims=cell_dims)
+            n = nd * ng
+            tm = t.reshape((n, nh - 1))
+            A, B = s_cell**2, s_rater**2
+            C = A + n * B
+            sm, sq = tm.sum(axis=0), (tm**2).sum(axis=0)
+            logp = (
+                -0.5 * (sq / A - B * sm**2 / (A * C)) - (n - 1) * pt.log(s_cell) - 0.5 * pt.log(C)
+            )
+            pm.Potential(f"{name}_cell_prior", logp.sum())
+            return t
+
+        if cen:
+            v = cell_totals("discrimination", su, sv)
+            log_lam = lm[None] + pt.dot(v, bh.T).transpose(2, 0, 1)
+            b = cell_totals("severity", sa, sb)
+            sev = pt.dot(b, bh.T).transpose(2, 0, 1)
+        else:
+            u = deviation("discrimination_rater", su, "human_basis")
+            v = deviation("discrimination_cell", sv, cell_dims)
+            log_lam = lm[None] + pt.dot(bh, u)[:, None, None] + pt.dot(v, bh.T).transpose(2, 0, 1)
+            a = deviation("severity_rater", sa, "human_basis")
+            b = deviation("severity_cell", sb, cell_dims)
+            sev = pt.dot(bh, a)[:, None, None] + pt.dot(b, bh.T).transpose(2, 0, 1)
         beta_h = None
         if data.has_length:
             bp = p["length_effect"]
             beta = pm.Normal(
                 "length_effect",
-                float(bp.param("mu", 0.0)),
-                float(bp.param("sigma", 1.0)),
+                float(bp.param("mu", 0.0)) * units[:, None],
+                float(bp.param("sigma", 1.0)) * units[:, None],
                 dims=("dimension", "design"),
             )
             beta_h = pt.broadcast_to(beta[None], (nh, nd, ng))
             if self._options["length_by_rater"]:
-                sl = p["sigma_length_rater"].create("sigma_length_rater")
+                sl = in_units(p["sigma_length_rater"], umax).create("sigma_length_rater")
                 lz = pm.Normal("length_rater_z", 0.0, 1.0, dims=("human", "dimension", "design"))
                 beta_h = beta_h + sl * lz
         # judges (LLM raters): unpooled, reported apart
         if nj:
             jdims = ("judge", "dimension", "design")
             jl = p["judge_log_discrimination"].create("judge_log_discrimination", dims=jdims)
-            js = p["judge_severity"].create("judge_severity", dims=jdims)
+            ju = units[None, :, None]
+            js = in_units(p["judge_severity"], ju).create("judge_severity", dims=jdims)
             log_lam = pt.concatenate([log_lam, jl], axis=0)
             sev = pt.concatenate([sev, js], axis=0)
             if data.has_length:
-                jb = p["judge_length_effect"].create("judge_length_effect", dims=jdims)
+                jb = in_units(p["judge_length_effect"], ju).create(
+                    "judge_length_effect", dims=jdims
+                )
                 beta_h = pt.concatenate([beta_h, jb], axis=0)
         lam = pm.Deterministic(
             "discrimination", pt.exp(log_lam), dims=("rater", "dimension", "design")
         )
         delta = pm.Deterministic("severity", sev, dims=("rater", "dimension", "design"))
-        cuts = ordered_cutpoints(p["cutpoints"], data)
+        cuts = ordered_cutpoints(
+            p["cutpoints"], data, units, stretched_cuts(data.initial_cuts, units)
+        )
         # linear predictor per rating (flat gathers)
         cell = (data.obs_rater * nd + data.obs_dim) * ng + data.obs_design
         lat = eta.reshape((-1,))[data.obs_item * nd + data.obs_dim]
@@ -528,6 +549,9 @@ class OrdinalRaters(Model):
             centred=self.is_centred(data),
             length_by_rater=bool(self._options["length_by_rater"]),
             latent_centred=self.is_latent_centred(data),
+            question_centred=self.is_question_centred(data),
+            units=self.latent_units(data),
+            scale_coordinate=bool(self._options["scale_coordinate"]),
         )
 
     def has_density(self, data: OrdinalData) -> bool:
@@ -543,73 +567,8 @@ class OrdinalRaters(Model):
             raise ValueError(f"{self.name}: no starting point other than the model's own")
         if not self.has_density(data):
             return None
-        from raterstats.models.ordinal.kernels import ordinal_logp_grad
-        from raterstats.models.ordinal.kernels_callback import ordinal_logp_cb, pack_ordinal
-        from raterstats.nutpie_callbacks import callback_buffer
-
-        lay = self.layout(data)
-        off, settings, prior, ndim = lay.offsets, lay.settings, lay.prior, lay.ndim
-        arrays = (
-            data.obs_item.astype(np.int64),
-            data.obs_dim.astype(np.int64),
-            data.obs_design.astype(np.int64),
-            data.obs_rater.astype(np.int64),
-            data.obs_sentence.astype(np.int64),
-            data.y.astype(np.int64),
-            data.item_system.astype(np.int64),
-            data.item_question.astype(np.int64),
-            np.ascontiguousarray(data.z_length, dtype=np.float64),
-            zero_sum_basis(lay.n_system),
-            zero_sum_basis(lay.n_human),
-        )
-
-        def logp_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
-            g = np.empty(ndim)
-            lp = ordinal_logp_grad(x, g, off, settings, prior, *arrays)
-            return float(lp), g
-
-        ints, floats = pack_ordinal(
-            off, settings, prior, arrays[:6], arrays[6:8], arrays[8], arrays[9], arrays[10]
-        )
-
-        def expand(x: np.ndarray) -> dict[str, np.ndarray]:
-            return constrained_values(x, lay, data)
-
-        probe = expand(np.zeros(ndim))
-        shapes = {k: tuple(np.shape(v)) for k, v in probe.items()}
-        x_start = np.zeros(ndim)
-        for b, val in (
-            (Block.LOG_SE, 0.5),
-            (Block.LOG_SQ, 0.5),
-            (Block.LOG_TAU, 0.5),
-            (Block.LOG_SU, 0.2),
-            (Block.LOG_SV, 0.2),
-            (Block.LOG_SA, 0.5),
-            (Block.LOG_SB, 0.3),
-            (Block.LOG_SL, 0.1),
-        ):
-            x_start[lay.block(b)] = np.log(val)
-        cut0 = data.initial_cuts
-        raw0 = np.concatenate(
-            [cut0[..., :1], np.log(np.maximum(np.diff(cut0, axis=-1), 1e-3))], axis=-1
-        )
-        x_start[lay.block(Block.CUTS)] = raw0.reshape(-1)
-
-        def initial_point(rng: np.random.Generator) -> np.ndarray:
-            return x_start + rng.uniform(-0.1, 0.1, ndim)
-
-        return Density(
-            ndim=ndim,
-            logp_grad=logp_grad,
-            expand=expand,
-            var_shapes=shapes,
-            var_dims={k: VARIABLE_DIMS[k] for k in shapes},
-            coords={k: v for k, v in data.coords.items() if v},
-            initial_point=initial_point,
-            c_logp=ordinal_logp_cb,
-            c_data=callback_buffer(ints, floats),
-            sampler_defaults={"target_accept": TARGET_ACCEPT},
-            map_form=lambda: self.mode_form(data),
+        return compiled_density(
+            self.layout(data), data, TARGET_ACCEPT, lambda: self.mode_form(data)
         )
 
     def mode_form(self, data: OrdinalData) -> Density:
@@ -632,7 +591,12 @@ class OrdinalRaters(Model):
         Hessian eigenvalues up to 3e10), and L-BFGS stops at its cap: the fit says so (see
         the model card). So the scales, discriminations and reliabilities of a MAP fit are
         not posterior estimates. Use ``method="nuts"`` for posterior statements."""
-        options = {**self._options, "centred": False, "centred_latent": False}
+        options = {
+            **self._options,
+            "centred": False,
+            "centred_latent": False,
+            "scale_coordinate": False,
+        }
         nc = type(self)(priors=self._priors, **options)
         density = nc.density(data)
         assert density is not None  # has_density(data) was checked by the caller
@@ -686,6 +650,7 @@ class OrdinalRaters(Model):
                     else np.zeros(0, dtype=str),
                 ),
                 "design_has_sentences": ("design", data.design_has_sentences),
+                "latent_unit": ("dimension", self.latent_units(data)),
             },
             coords={
                 "rating_id": np.arange(data.n_obs),
@@ -693,6 +658,7 @@ class OrdinalRaters(Model):
                 "rater": c["rater"],
                 "sentence": c["sentence"],
                 "design": c["design"],
+                "dimension": c["dimension"],
             },
             attrs={
                 "link": self._options["link"],

@@ -27,7 +27,7 @@ import xarray as xr
 from scipy.special import expit, log_ndtr, ndtr
 
 from raterstats.models.ordinal.data import OrdinalData
-from raterstats.models.ordinal.layout import HALF_NORMAL_SCALE, Block, OrdinalLayout, PriorConst
+from raterstats.models.ordinal.layout import Block, OrdinalLayout, PriorConst
 from raterstats.models.zerosum import zero_sum_basis, zero_sum_extend_np
 
 #: Dims of every variable :func:`constrained_values` returns (after ``chain, draw``).
@@ -248,6 +248,45 @@ def summed_log_likelihood(
 # ---------------------------------------------------------------------------- log density
 
 
+def _gap_basis(n: int) -> np.ndarray:
+    """The n x (n - 1) matrix of the zero-sum map the kernels use (orthonormal columns)."""
+    return zero_sum_extend_np(np.eye(n - 1)) if n > 1 else np.zeros((1, 0))
+
+
+def standard_vector(x: np.ndarray, layout: OrdinalLayout) -> tuple[np.ndarray, float]:
+    """The standard unconstrained vector of the sampler's ``x`` and the log-Jacobian of the
+    map: the NumPy reference of
+    :func:`~raterstats.models.ordinal.kernels_scale.to_standard` (the latent-scale
+    coordinate; ``x`` itself and 0 without it). Works on a batch: ``x`` (.., ndim)."""
+    plan = layout.scale_plan
+    x = np.asarray(x, dtype=float)
+    if not plan["ell"].size:
+        return x, 0.0 if x.ndim == 1 else np.zeros(x.shape[:-1])
+    xs = x.copy()
+    ell = x[..., plan["ell"]]  # (.., D)
+    basis = _gap_basis(plan["gaps"].shape[1])  # n x (n - 1)
+    xs[..., plan["gaps"]] = ell[..., None] + x[..., plan["w"]] @ basis.T
+    xs[..., plan["shear"]] = x[..., plan["shear"]] + ell[..., plan["shear_dim"]]
+    xs[..., plan["scaled"]] = x[..., plan["scaled"]] * np.exp(ell[..., plan["scaled_dim"]])
+    logjac = ell[..., plan["scaled_dim"]].sum(axis=-1)
+    return xs, (float(logjac) if x.ndim == 1 else logjac)
+
+
+def sampler_vector(xs: np.ndarray, layout: OrdinalLayout) -> np.ndarray:
+    """The inverse of :func:`standard_vector`: the sampler's vector of a standard one."""
+    plan = layout.scale_plan
+    x = np.array(xs, dtype=float)
+    if not plan["ell"].size:
+        return x
+    y = xs[..., plan["gaps"]]
+    ell = y.mean(axis=-1)
+    x[..., plan["ell"]] = ell
+    x[..., plan["w"]] = (y - ell[..., None]) @ _gap_basis(y.shape[-1])
+    x[..., plan["shear"]] = xs[..., plan["shear"]] - ell[..., plan["shear_dim"]]
+    x[..., plan["scaled"]] = xs[..., plan["scaled"]] * np.exp(-ell[..., plan["scaled_dim"]])
+    return x
+
+
 def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) -> dict[str, Any]:
     """The model's variables (constrained, by name; dims in :data:`VARIABLE_DIMS`) at the
     compiled density's unconstrained vector ``x``.
@@ -255,7 +294,8 @@ def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) 
     Parameters
     ----------
     x : np.ndarray
-        Unconstrained vector of length ``layout.ndim``.
+        The sampler's unconstrained vector of length ``layout.ndim`` (mapped to the standard
+        one by :func:`standard_vector` first).
     layout : OrdinalLayout
         Its layout (:meth:`~raterstats.models.ordinal.OrdinalRaters.layout`).
     data : OrdinalData
@@ -268,9 +308,10 @@ def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) 
         effects present in the model.
     """
     lay = layout
+    x, _ = standard_vector(x, lay)
     D, G, H, J = lay.n_dim, lay.n_design, lay.n_human, lay.n_judge
     M, Q, n_item, K = lay.n_system, lay.n_question, lay.n_item, lay.n_levels
-    ref, gs, prior = lay.reference, lay.sentence_design, lay.prior
+    ref, gs = lay.reference, lay.sentence_design
     off = lay.offsets
     bm = zero_sum_basis(M)
     bh = zero_sum_basis(H)
@@ -281,14 +322,15 @@ def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) 
     out: dict[str, Any] = {}
     sys_eff = np.zeros((D, M))
     if lay.use_system:
-        sys_eff = prior[PriorConst.SYSTEM_SIGMA] * blk(Block.SYS_Z).reshape(D, M - 1) @ bm.T
+        sig = np.array([lay.constant(PriorConst.SYSTEM_SIGMA, d) for d in range(D)])
+        sys_eff = sig[:, None] * (blk(Block.SYS_Z).reshape(D, M - 1) @ bm.T)
         out["system_effect"] = sys_eff
     eta = sys_eff[:, data.item_system].T.copy()
     # centred: the blocks hold the effects' zero-sum coordinates themselves
     if lay.use_question:
         sq = np.exp(blk(Block.LOG_SQ))
         q_eff = zero_sum_extend_np(blk(Block.QZ).reshape(Q - 1, D))
-        if not lay.latent_centred:
+        if not lay.question_centred:
             q_eff = q_eff * sq
         out["sigma_question"] = sq
         out["question_effect"] = q_eff
@@ -313,16 +355,14 @@ def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) 
     out["sigma_discrimination_cell"] = np.asarray(sv)
     out["sigma_severity_rater"] = np.asarray(sa)
     out["sigma_severity_cell"] = np.asarray(sb)
-    if lay.centred:  # the blocks hold the deviations' basis coordinates themselves
-        su = sv = sa = sb = 1.0
-    log_lam = (
-        lm[None]
-        + su * (bh @ blk(Block.UZ))[:, None, None]
-        + sv * (blk(Block.VZ).reshape(D, G, H - 1) @ bh.T).transpose(2, 0, 1)
-    )
-    sev = sa * (bh @ blk(Block.AZ))[:, None, None] + sb * (
-        blk(Block.BZ).reshape(D, G, H - 1) @ bh.T
-    ).transpose(2, 0, 1)
+    cells_v = (blk(Block.VZ).reshape(D, G, H - 1) @ bh.T).transpose(2, 0, 1)
+    cells_b = (blk(Block.BZ).reshape(D, G, H - 1) @ bh.T).transpose(2, 0, 1)
+    if lay.centred:  # the blocks hold the cell totals (rater + cell deviation) themselves
+        log_lam = lm[None] + cells_v
+        sev = cells_b
+    else:
+        log_lam = lm[None] + su * (bh @ blk(Block.UZ))[:, None, None] + sv * cells_v
+        sev = sa * (bh @ blk(Block.AZ))[:, None, None] + sb * cells_b
     if lay.use_length:
         out["length_effect"] = blk(Block.BETA).reshape(D, G)
         if lay.length_by_rater:
@@ -368,25 +408,41 @@ def log_density(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) -> floa
     True
     """
     lay = layout
-    prior = lay.prior
-    vals = constrained_values(x, lay, data)
+    xs, logjac = standard_vector(x, lay)
+    vals = constrained_values(x, lay, data)  # of the sampler's vector
+    x = xs  # the priors below read the standard vector
+    D, G = lay.n_dim, lay.n_design
+    scale = lay.prior_scale
 
     def std_normal(b: Block) -> float:
         v = x[lay.block(b)]
         return float(-0.5 * np.sum(v * v))
 
-    def normal(b: Block, mu: PriorConst, sd: PriorConst) -> float:
-        z = (x[lay.block(b)] - prior[mu]) / prior[sd]
+    def normal(b: Block, mu: PriorConst, sd: PriorConst, dim: np.ndarray | None = None) -> float:
+        # ``dim``: the dimension of every element (constants stated per dimension)
+        v = x[lay.block(b)]
+        if dim is None:
+            m, s = lay.constant(mu), lay.constant(sd)
+        else:
+            m = np.array([lay.constant(mu, d) for d in dim])
+            s = np.array([lay.constant(sd, d) for d in dim])
+        z = (v - m) / s
         return float(-0.5 * np.sum(z * z))
 
     def half_normal(b: Block, u: np.ndarray) -> float:
         # sigma = exp(u), HalfNormal(scale) prior and the log-Jacobian u
-        r = np.exp(u) / prior[HALF_NORMAL_SCALE[b]]
+        r = np.exp(u) / scale[b.name.lower()]
         return float(np.sum(-0.5 * r * r + u))
 
+    # the dimension of every element of the (.., dimension, design) blocks
+    jdg = np.tile(np.repeat(np.arange(D), G), lay.n_judge)
+
     total = sum(std_normal(b) for b in (Block.SYS_Z, Block.WZ, Block.LZ))
-    for b, log_s in ((Block.QZ, Block.LOG_SQ), (Block.EZ, Block.LOG_SE)):
-        if lay.latent_centred:  # N(0, sigma_d) zero-sum coordinates, (n - 1) x D
+    for b, log_s, centred in (
+        (Block.QZ, Block.LOG_SQ, lay.question_centred),
+        (Block.EZ, Block.LOG_SE, lay.latent_centred),
+    ):
+        if centred:  # N(0, sigma_d) zero-sum coordinates, (n - 1) x D
             s = np.exp(x[lay.block(log_s)])
             v = x[lay.block(b)].reshape(-1, lay.n_dim) / s if s.size else np.zeros(0)
             total += float(np.sum(-0.5 * v * v - np.log(s))) if s.size else 0.0
@@ -400,26 +456,37 @@ def log_density(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) -> floa
         shift = vals["log_discrimination_mean"][:, gs] if gs >= 0 else 0.0
         total += half_normal(Block.LOG_TAU, x[lay.block(Block.LOG_TAU)] - shift)
     total += normal(Block.LM, PriorConst.LM_MU, PriorConst.LM_SD)
-    total += normal(Block.BETA, PriorConst.BETA_MU, PriorConst.BETA_SD)
+    if lay.use_length:
+        total += normal(
+            Block.BETA, PriorConst.BETA_MU, PriorConst.BETA_SD, np.repeat(np.arange(D), G)
+        )
     total += normal(Block.JL, PriorConst.JL_MU, PriorConst.JL_SD)
-    total += normal(Block.JS, PriorConst.JS_MU, PriorConst.JS_SD)
-    total += normal(Block.JB, PriorConst.JB_MU, PriorConst.JB_SD)
-    deviations = (
-        (Block.UZ, Block.LOG_SU),
-        (Block.VZ, Block.LOG_SV),
-        (Block.AZ, Block.LOG_SA),
-        (Block.BZ, Block.LOG_SB),
-    )
-    for b, log_s in deviations:
-        if lay.centred:  # N(0, sigma) coordinates in the zero-sum basis
-            s = float(np.exp(x[lay.block(log_s)][0]))
-            z = x[lay.block(b)] / s
-            total += float(np.sum(-0.5 * z * z - np.log(s)))
-        else:
+    total += normal(Block.JS, PriorConst.JS_MU, PriorConst.JS_SD, jdg)
+    if lay.use_length:
+        total += normal(Block.JB, PriorConst.JB_MU, PriorConst.JB_SD, jdg)
+    if lay.centred:
+        # the cell totals of every zero-sum basis coordinate, over the D x G cells:
+        # N(0, s_cell^2 I + s_rater^2 J) (the rater-level deviation integrated out)
+        n = D * G
+        for cells, log_r, log_c in (
+            (Block.VZ, Block.LOG_SU, Block.LOG_SV),
+            (Block.BZ, Block.LOG_SA, Block.LOG_SB),
+        ):
+            s_r = float(np.exp(x[lay.block(log_r)][0]))
+            s_c = float(np.exp(x[lay.block(log_c)][0]))
+            cov = s_c**2 * np.eye(n) + s_r**2 * np.ones((n, n))
+            t = x[lay.block(cells)].reshape(n, lay.n_human - 1)
+            _, logdet = np.linalg.slogdet(cov)
+            quad = np.einsum("ck,ck->", t, np.linalg.solve(cov, t))
+            total += float(-0.5 * quad - 0.5 * t.shape[1] * logdet)
+    else:
+        for b in (Block.UZ, Block.VZ, Block.AZ, Block.BZ):
             total += std_normal(b)
     raw = x[lay.block(Block.CUTS)].reshape(lay.n_dim, lay.n_design, lay.n_levels - 1)
     total += float(raw[..., 1:].sum())  # log-Jacobian of the ordered transform
-    z = (vals["cutpoints"] - prior[PriorConst.CUT_MU]) / prior[PriorConst.CUT_SD]
+    cut_mu = np.array([lay.constant(PriorConst.CUT_MU, d) for d in range(D)])[:, None, None]
+    cut_sd = np.array([lay.constant(PriorConst.CUT_SD, d) for d in range(D)])[:, None, None]
+    z = (vals["cutpoints"] - cut_mu) / cut_sd
     total += float(-0.5 * np.sum(z * z))
     post = xr.Dataset(
         {
@@ -427,7 +494,7 @@ def log_density(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) -> floa
             for k, v in vals.items()
         }
     )
-    return total + float(rating_log_likelihood(post, data, "logit").sum())
+    return total + float(rating_log_likelihood(post, data, "logit").sum()) + logjac
 
 
 __all__ = [
@@ -442,5 +509,7 @@ __all__ = [
     "lp_and_cuts",
     "rating_log_likelihood",
     "rating_moments",
+    "sampler_vector",
+    "standard_vector",
     "summed_log_likelihood",
 ]

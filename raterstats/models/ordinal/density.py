@@ -1,0 +1,106 @@
+"""The compiled density of the ordinal rater model, assembled for nutpie and the optimisers:
+:func:`compiled_density` (the numba kernel of :mod:`raterstats.models.ordinal.kernels_scale`
+and its C callback, the expansion of draws into the model's variables, the starting point)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from raterstats.inference import Density
+from raterstats.models.ordinal.data import OrdinalData
+from raterstats.models.ordinal.graph import stretched_cuts
+from raterstats.models.ordinal.layout import Block, OrdinalLayout
+from raterstats.models.ordinal.reference import VARIABLE_DIMS, constrained_values, sampler_vector
+from raterstats.models.zerosum import zero_sum_basis
+
+
+def compiled_density(
+    lay: OrdinalLayout,
+    data: OrdinalData,
+    target_accept: float,
+    map_form: Callable[[], Density] | None = None,
+) -> Density:
+    """The compiled log density of ``data`` laid out by ``lay`` (the sampler's coordinates:
+    :mod:`~raterstats.models.ordinal.kernels_scale`), with nutpie's C callback, the
+    expansion of a vector into the model's variables, and a starting point: the scales at
+    half their prior unit, the cut-points at the empirical cumulative logits stretched to the
+    latent unit (:func:`~raterstats.models.ordinal.graph.stretched_cuts`), the rest at 0.
+    ``target_accept`` is nutpie's default for it, ``map_form`` the density whose mode
+    ``method="map"`` returns."""
+    from raterstats.models.ordinal.kernels_callback import ordinal_logp_cb, pack_ordinal
+    from raterstats.models.ordinal.kernels_scale import sampler_logp_grad
+    from raterstats.nutpie_callbacks import callback_buffer
+
+    off, settings, prior, ndim = lay.offsets, lay.settings, lay.prior, lay.ndim
+    arrays = (
+        data.obs_item.astype(np.int64),
+        data.obs_dim.astype(np.int64),
+        data.obs_design.astype(np.int64),
+        data.obs_rater.astype(np.int64),
+        data.obs_sentence.astype(np.int64),
+        data.y.astype(np.int64),
+        data.item_system.astype(np.int64),
+        data.item_question.astype(np.int64),
+        np.ascontiguousarray(data.z_length, dtype=np.float64),
+        zero_sum_basis(lay.n_system),
+        zero_sum_basis(lay.n_human),
+    )
+
+    def logp_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
+        g = np.empty(ndim)
+        lp = sampler_logp_grad(x, g, off, settings, prior, *arrays)
+        return float(lp), g
+
+    ints, floats = pack_ordinal(
+        off, settings, prior, arrays[:6], arrays[6:8], arrays[8], arrays[9], arrays[10]
+    )
+
+    def expand(x: np.ndarray) -> dict[str, np.ndarray]:
+        return constrained_values(x, lay, data)
+
+    probe = expand(np.zeros(ndim))
+    shapes = {k: tuple(np.shape(v)) for k, v in probe.items()}
+    x_start = np.zeros(ndim)
+    units = lay.units
+    for b, val, unit in (
+        (Block.LOG_SE, 0.5, units),
+        (Block.LOG_SQ, 0.5, units),
+        (Block.LOG_TAU, 0.5, units),
+        (Block.LOG_SU, 0.2, 1.0),
+        (Block.LOG_SV, 0.2, 1.0),
+        (Block.LOG_SA, 0.5, units.max()),
+        (Block.LOG_SB, 0.3, units.max()),
+        (Block.LOG_SL, 0.1, units.max()),
+    ):
+        sl = lay.block(b)
+        if sl.stop > sl.start:  # per dimension, or one for all
+            u = np.resize(np.asarray(unit, float), sl.stop - sl.start)
+            x_start[sl] = np.log(val * u)
+    cut0 = stretched_cuts(data.initial_cuts, units)
+    raw0 = np.concatenate(
+        [cut0[..., :1], np.log(np.maximum(np.diff(cut0, axis=-1), 1e-3))], axis=-1
+    )
+    x_start[lay.block(Block.CUTS)] = raw0.reshape(-1)
+    x_start = sampler_vector(x_start, lay)  # the start above is in standard coordinates
+
+    def initial_point(rng: np.random.Generator) -> np.ndarray:
+        return x_start + rng.uniform(-0.1, 0.1, ndim)
+
+    return Density(
+        ndim=ndim,
+        logp_grad=logp_grad,
+        expand=expand,
+        var_shapes=shapes,
+        var_dims={k: VARIABLE_DIMS[k] for k in shapes},
+        coords={k: v for k, v in data.coords.items() if v},
+        initial_point=initial_point,
+        c_logp=ordinal_logp_cb,
+        c_data=callback_buffer(ints, floats),
+        sampler_defaults={"target_accept": target_accept},
+        map_form=map_form,
+    )
+
+
+__all__ = ["compiled_density"]
