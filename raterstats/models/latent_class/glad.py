@@ -341,9 +341,9 @@ def adversarial_rating_share(dt: xr.DataTree) -> float:
     >>> 0 <= share < 0.5
     True
     """
-    const = dt["constant_data"]
+    const = dt["constant_data"].to_dataset()
     return negative_share(
-        dt["posterior"]["ability"].mean(("chain", "draw")).values,
+        np.asarray(dt["posterior"]["ability"].mean(("chain", "draw"))),
         const["obs_rater"].values.astype(np.int64),
         const["obs_dimension"].values.astype(np.int64),
         const["obs_design"].values.astype(np.int64),

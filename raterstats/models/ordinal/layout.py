@@ -377,7 +377,10 @@ class OrdinalLayout:
         cut = self.block(Block.CUTS).start
         cells = np.arange(D * G).reshape(D, G)  # cell = d * G + g
         gaps = cut + cells[:, ref, None] * k1 + np.arange(1, K - 1)[None, :]
-        shear, shear_dim, scaled, scaled_dim = [], [], [], []
+        shear: list[int] = []
+        shear_dim: list[int] = []
+        scaled: list[int] = []
+        scaled_dim: list[int] = []
 
         which = np.full(D, -1)
         which[dims] = np.arange(dims.size)

@@ -253,7 +253,7 @@ def _gap_basis(n: int) -> np.ndarray:
     return zero_sum_extend_np(np.eye(n - 1)) if n > 1 else np.zeros((1, 0))
 
 
-def standard_vector(x: np.ndarray, layout: OrdinalLayout) -> tuple[np.ndarray, float]:
+def standard_vector(x: np.ndarray, layout: OrdinalLayout) -> tuple[np.ndarray, float | np.ndarray]:
     """The standard unconstrained vector of the sampler's ``x`` and the log-Jacobian of the
     map: the NumPy reference of
     :func:`~raterstats.models.ordinal.kernels_scale.to_standard` (the latent-scale
@@ -422,7 +422,8 @@ def log_density(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) -> floa
         # ``dim``: the dimension of every element (constants stated per dimension)
         v = x[lay.block(b)]
         if dim is None:
-            m, s = lay.constant(mu), lay.constant(sd)
+            m: float | np.ndarray = lay.constant(mu)
+            s: float | np.ndarray = lay.constant(sd)
         else:
             m = np.array([lay.constant(mu, d) for d in dim])
             s = np.array([lay.constant(sd, d) for d in dim])
@@ -494,7 +495,7 @@ def log_density(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) -> floa
             for k, v in vals.items()
         }
     )
-    return total + float(rating_log_likelihood(post, data, "logit").sum()) + logjac
+    return total + float(rating_log_likelihood(post, data, "logit").sum()) + float(logjac)
 
 
 __all__ = [
