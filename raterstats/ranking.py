@@ -305,7 +305,7 @@ def rank_methods(*, kind: Literal["ratings", "comparisons"] = "ratings") -> tupl
     Examples
     --------
     >>> rank_methods()
-    ('mean', 'majority', 'pyramid', 'dawid_skene', 'mace')
+    ('mean', 'majority', 'pyramid', 'community_dawid_skene', 'dawid_skene', 'ebcc', 'glad', 'mace')
     >>> rank_methods(kind="comparisons")
     ('win_rate', 'elo', 'bradley_terry_ml')
     """

@@ -218,7 +218,8 @@ def test_centred_by_default_when_rater_cells_are_large(tiny):
     small = OrdinalRaters().prepare(tiny.filter(dimension="correctness", design="coarse"))
     assert not OrdinalRaters().is_centred(small)  # 4 questions x 3 systems: 12 per cell
     names = {v.name for v in OrdinalRaters(centred=True).build(tiny).value_vars}
-    assert {"severity_rater_basis", "discrimination_cell_basis"} <= names
-    assert "severity_rater_z" not in names
+    # centred: each cell's total deviation, the rater level integrated out
+    assert {"severity_cell_basis", "discrimination_cell_basis"} <= names
+    assert not {"severity_rater_z", "severity_cell_z", "severity_rater_basis"} & names
     with pytest.raises(ValueError, match="centred must be"):
         OrdinalRaters(centred="yes")

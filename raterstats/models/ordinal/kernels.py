@@ -37,7 +37,7 @@ from raterstats.models.ordinal.reference import length_effects
 #: globals from, so a changed layout.py would otherwise leave stale kernels that read the
 #: arrays at the old positions. tests/ordinal/test_ordinal_structure.py fails until this
 #: value is updated, and updating it invalidates the cache.
-LAYOUT_SOURCE_SHA256 = "1a65196833249fc0707906f29ec66baed0f1031a35216b3694ed8c9f65d3e32d"
+LAYOUT_SOURCE_SHA256 = "6e822b0271ec52662eea70a0abaa002d8d03555a7c44d7cbde2d7ce911343aa1"
 
 
 @njit(cache=True, nogil=True)

@@ -38,7 +38,7 @@ KERNEL_SOURCES = (
 #: kernel or layout would otherwise leave a stale callback reading the data at the old
 #: positions. tests/ordinal/test_ordinal_callback.py fails until this value is updated,
 #: and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "9abc927a190ce384300d2fca6319b815afda5e87372deefa627619ce6edea2ff"
+KERNEL_SOURCE_SHA256 = "5b8c3568547656569f8b3a149df1fd95717679b1fe13a0cd79ada2ffa0d8f68e"
 
 
 def kernel_source_sha256() -> str:
