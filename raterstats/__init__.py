@@ -17,9 +17,12 @@ from raterstats.comparisons_ingest import read_comparisons
 from raterstats.exports import read_label_studio, read_mturk, read_survey
 from raterstats.ingest import Problem, RatingsError, read_ratings
 from raterstats.models import (
+    GLAD,
     MACE,
     BradleyTerry,
+    CommunityDawidSkene,
     DawidSkene,
+    EnhancedBCC,
     LengthEffect,
     OrdinalRaters,
     PlackettLuce,
@@ -91,14 +94,17 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "GLAD",
     "MACE",
     "AnalyzeOptions",
     "BradleyTerry",
     "Collapse",
+    "CommunityDawidSkene",
     "Comparisons",
     "ComparisonsSummary",
     "DawidSkene",
     "DesignOption",
+    "EnhancedBCC",
     "Exclusion",
     "IntervalScale",
     "LengthEffect",

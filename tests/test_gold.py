@@ -263,7 +263,10 @@ def test_a_model_without_item_labels_is_named():
     dt = xr.DataTree()
     dt.attrs.update({"model": "ordinal_raters", "priors": "{}", "options": "{}"})
     for fn in (item_labels, gold_check):
-        with pytest.raises(TypeError, match=r"no latent true labels.*CommunityDawidSkene, DawidSkene, EnhancedBCC, GLAD, MACE"):
+        with pytest.raises(
+            TypeError,
+            match=r"no latent true labels.*CommunityDawidSkene, DawidSkene, EnhancedBCC, GLAD, MACE",
+        ):
             fn(dt)
 
 

@@ -16,17 +16,26 @@ from raterstats.models.base import (
     registered_models,
 )
 from raterstats.models.comparisons import BradleyTerry, PlackettLuce
-from raterstats.models.latent_class import MACE, DawidSkene
+from raterstats.models.latent_class import (
+    GLAD,
+    MACE,
+    CommunityDawidSkene,
+    DawidSkene,
+    EnhancedBCC,
+)
 from raterstats.models.length_effect import LengthEffect
 from raterstats.models.ordinal import OrdinalRaters
 from raterstats.models.priors import Prior
 
 __all__ = [
     "FIT_ATTRS",
+    "GLAD",
     "MACE",
     "POST_FIT_QUESTIONS",
     "BradleyTerry",
+    "CommunityDawidSkene",
     "DawidSkene",
+    "EnhancedBCC",
     "LengthEffect",
     "Method",
     "Model",

@@ -158,7 +158,10 @@ def test_rater_summary_intervals_are_the_equal_tailed_quantiles(small_archehr):
 def test_models_without_true_labels_do_not_answer():
     dt = xr.DataTree()
     dt.attrs.update({"model": "ordinal_raters", "priors": "{}", "options": "{}"})
-    with pytest.raises(TypeError, match="models that answer item_posterior: CommunityDawidSkene, DawidSkene, EnhancedBCC, GLAD, MACE"):
+    with pytest.raises(
+        TypeError,
+        match="models that answer item_posterior: CommunityDawidSkene, DawidSkene, EnhancedBCC, GLAD, MACE",
+    ):
         item_posterior(dt)
     dt.attrs["model"] = "length_effect"  # answers none of the post-fit questions
     with pytest.raises(TypeError, match=r"models that answer rater_summary: .*MACE"):

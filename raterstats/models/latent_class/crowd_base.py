@@ -50,9 +50,12 @@ from raterstats.models.latent_class.em import (
 )
 from raterstats.ratings import Ratings
 
-#: iterations and tolerance of the held-out rule's fits (one start each)
+#: iterations and tolerance (relative change of the ELBO) of the held-out rule's fits (one
+#: start each). 1e-5 of an ELBO of 10,000 nats is 0.1 nat, far below the differences in
+#: held-out log-likelihood the rule compares; 1e-6 chose the same sizes on the built-in
+#: study (collapsed to 3 points) and a simulated hard crowd at 2.3x the time.
 RULE_MAX_ITER = 300
-RULE_TOL = 1e-6
+RULE_TOL = 1e-5
 
 
 def layout_majority_vote(vl: VBLayout, smoothing: float = 0.5) -> np.ndarray:

@@ -26,7 +26,7 @@ from raterstats.models.latent_class.crowd_vb import (
     dirichlet_kl,
     dirichlet_mean,
 )
-from raterstats.models.latent_class.em import select_em_step
+from raterstats.models.latent_class.em import VB_NUMPY_MAX, select_em_step
 from raterstats.models.latent_class.reference import em_accumulate_np
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def ebcc_vb_run(
     conf_conc = model.confusion_conc(K)  # (K, K)
     a_prev = float(pri["prevalence"].param("a", 3.0))
     a_nu = float(pri["subtype_weight"].param("a", 1.0))
-    em_step = select_em_step(lay)
+    em_step = select_em_step(lay, VB_NUMPY_MAX)
     mask = state_mask(lay.mask, M)
     E = lay.e_row.size
     P = lay.n_patterns

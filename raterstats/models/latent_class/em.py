@@ -32,6 +32,12 @@ from raterstats.models.latent_class.reference import (
 #: fit of a small data set takes in NumPy.
 EM_NUMPY_MAX = 200_000
 
+#: The same bound for the variational fits of the correlated-crowd models
+#: (``community_ds_vb``, ``ebcc_vb``), which run the E-step hundreds of times per run and
+#: dozens of runs per fit (restarts, the held-out rule of their size): on the built-in
+#: study's categorical ratings the NumPy E-step took 100 of 255 s of ``choose_model``.
+VB_NUMPY_MAX = 2_000
+
 #: Default ``restart_units`` of the EM fits: with more than twice this many units, the
 #: restarts' short runs use a random subsample of this many units, and only the start they
 #: pick runs on all the data (:func:`short_run_restarts`).
@@ -64,12 +70,12 @@ def select_em_kernels(lay: TableLayout) -> tuple[Any, Any, Any]:
     return em_estep, em_accumulate, em_estep_accumulate
 
 
-def select_em_step(lay: TableLayout) -> Any:
+def select_em_step(lay: TableLayout, numpy_max: int = EM_NUMPY_MAX) -> Any:
     """The E-step of a whole EM iteration for a layout, ``em_estep_counts(T, log_prior,
     p_e, p_start, pattern_dim, pattern_w, mask, q, M, cc) -> loglik`` (class posteriors,
     expected counts and class counts in one pass over the pattern ratings): the NumPy
-    reference for small layouts, the compiled kernel otherwise (as
-    :func:`select_em_kernels`).
+    reference for layouts of up to ``numpy_max`` pattern ratings x classes, the compiled
+    kernel otherwise (as :func:`select_em_kernels`).
 
     Examples
     --------
@@ -81,7 +87,7 @@ def select_em_step(lay: TableLayout) -> Any:
     >>> select_em_step(table_layout(d, d.p_cell)).__name__
     'em_estep_counts_np'
     """
-    if lay.p_e.size * lay.mask.shape[1] <= EM_NUMPY_MAX:
+    if lay.p_e.size * lay.mask.shape[1] <= numpy_max:
         return em_estep_counts_np
     from raterstats.models.latent_class.kernels_em import em_estep_counts
 
