@@ -265,7 +265,7 @@ def test_a_model_without_item_labels_is_named():
     for fn in (item_labels, gold_check):
         with pytest.raises(
             TypeError,
-            match=r"no latent true labels.*CommunityDawidSkene, DawidSkene, EnhancedBCC, GLAD, MACE",
+            match=r"no latent true labels.*DawidSkene, EnhancedBCC, GLAD, MACE",
         ):
             fn(dt)
 

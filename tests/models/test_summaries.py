@@ -160,7 +160,7 @@ def test_models_without_true_labels_do_not_answer():
     dt.attrs.update({"model": "ordinal_raters", "priors": "{}", "options": "{}"})
     with pytest.raises(
         TypeError,
-        match="models that answer item_posterior: CommunityDawidSkene, DawidSkene, EnhancedBCC, GLAD, MACE",
+        match=r"models that answer item_posterior: Community\w+, DawidSkene, \w+, GLAD, MACE",
     ):
         item_posterior(dt)
     dt.attrs["model"] = "length_effect"  # answers none of the post-fit questions
