@@ -44,20 +44,15 @@ def test_labels_auto(ratings_csv, tmp_path):
     res = runner.invoke(
         app,
         ["labels", str(ratings_csv), "-c", "dimension=dimension", "--model", "auto",
-         "--method", "em", "--out", str(out)],
-    )  # fmt: skip
-    assert res.exit_code == 0, res.output
-    assert out.read_text().startswith("unit,item,")
-    chosen = next(line for line in res.output.splitlines() if line.startswith("chosen: "))
-    res = runner.invoke(
-        app,
-        ["labels", str(ratings_csv), "-c", "dimension=dimension", "--model", "auto",
          "--method", "em", "--out", str(out), "--json"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
+    assert out.read_text().startswith("unit,item,")
     info = json.loads(res.stdout)
-    assert info["model_choice"][0]["model"] == chosen.split()[1]
-    assert info["model_choice"][0]["rank"] == 0
+    table = info["model_choice"]
+    assert table[0]["rank"] == 0
+    assert info["fit"].startswith(table[0]["model"] + " ")  # the labels: the chosen model's
+    assert sorted(row["rank"] for row in table) == list(range(len(table)))
 
 
 @pytest.mark.parametrize(

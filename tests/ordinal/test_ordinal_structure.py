@@ -60,7 +60,14 @@ def test_zero_sum_basis():
 
 @pytest.mark.parametrize(
     ("length_by_rater", "centred", "centred_latent"),
-    [(False, False, False), (True, False, True), (False, True, True), (False, True, False)],
+    [
+        (False, False, False),
+        (False, True, True),
+        # each compiles the PyMC graph (about 20 s): two forms in the default run, the
+        # other two with the slow tests
+        pytest.param(True, False, True, marks=pytest.mark.slow),
+        pytest.param(False, True, False, marks=pytest.mark.slow),
+    ],
 )
 def test_compiled_density_matches_pymc_model(tiny, length_by_rater, centred, centred_latent):
     """issue 22: also with the question effects and residuals centred (``centred_latent``)."""
