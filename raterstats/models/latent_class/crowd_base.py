@@ -123,21 +123,21 @@ class CrowdModel(LatentClassModel):
     # -- to implement
     def vb_run(self, vl: VBLayout, q0: np.ndarray, size: int, **kw: Any) -> dict[str, Any]:
         """One variational run (see ``cds_vb_run`` / ``ebcc_vb_run``)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement vb_run")
 
     def rated_probability(self, run: dict[str, Any], vl: VBLayout, size: int) -> np.ndarray:
         """``(n_cells, S, K)`` posterior mean P(rated category | latent state) of a run
         (the states of its ``q``)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement rated_probability")
 
     def em_dims(self) -> dict[str, tuple[str, ...]]:
         """Dims of the variables of a ``method="em"`` fit."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement em_dims")
 
     def component_features(self, posterior: xr.Dataset) -> list[tuple[Any, np.ndarray]]:
         """For each group of exchangeable components (a key), the features of every draw's
         components ``(S, M, F)`` that the relabelling matches against the pivot's."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement component_features")
 
     def permute_draws(
         self, posterior: xr.Dataset, perms: dict[Any, np.ndarray]
@@ -145,7 +145,7 @@ class CrowdModel(LatentClassModel):
         """The posterior variables that depend on the order of the components, as
         ``(S, ...)`` arrays permuted by ``perms[key] (S, M)`` (draw ``s``'s component
         ``perms[key][s, k]`` becomes component ``k``)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} must implement permute_draws")
 
     # -- the size
     def size_candidates(self, data: LatentClassData) -> list[int]:
