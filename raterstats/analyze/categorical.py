@@ -21,6 +21,9 @@ QUALITY = ("competence", "accuracy")
 MAX_RATERS_SHOWN = 30
 #: posterior predictive draws of the agreement check
 PPC_DRAWS = 100
+#: held-out sets of the report's model comparison: one of 10 % of the ratings (a third of
+#: the cost of ``choose_model``'s default three; ``raterstats fit --model auto`` runs three)
+CHOICE_FOLDS = 1
 
 
 def _quality(dt: xr.DataTree, ctx: Context, stem: str) -> list[str]:
@@ -163,7 +166,7 @@ def _choice(ctx: Context, ratings: Ratings, reading: str) -> list[str]:
     from raterstats.choice import RULE, choose_model
 
     try:
-        choice = choose_model(ratings, random_seed=ctx.seed)
+        choice = choose_model(ratings, folds=CHOICE_FOLDS, random_seed=ctx.seed)
     except ValueError as err:
         return [
             "## Which model of the true label describes these ratings?",
@@ -201,14 +204,17 @@ def _choice(ctx: Context, ratings: Ratings, reading: str) -> list[str]:
             f"with `raterstats fit --model {escape_markdown(best)}` (or `--model auto`), or "
             f"name it in the analysis options (`models`)."
         )
+    folds = int(t.attrs["folds"])
     return [
         "## Which model of the true label describes these ratings?",
         "",
         f"Each candidate fitted by EM to {escape_markdown(reading)} without about "
-        f"{100 * float(t.attrs['fraction']):g}% of the ratings ({t.attrs['folds']} disjoint "
-        f"held-out sets, {int(t.attrs['n_scored']):,} ratings in all) and scored by the "
+        f"{100 * float(t.attrs['fraction']):g}% of the ratings ({folds} held-out "
+        f"set{'s' if folds != 1 else ''}, {int(t.attrs['n_scored']):,} ratings in all) and "
+        "scored by the "
         "log-probability of each held-out rating given the other ratings of its unit; no "
-        f"gold label is used. Rule: {RULE}. {verdict} Every figure in `model_choice.csv`.",
+        f"gold label is used. Rule: {RULE}. {verdict} Every figure in `model_choice.csv`; "
+        "`raterstats fit --model auto` repeats the comparison over three held-out sets.",
         "",
         markdown_table(tab),
         "",
@@ -233,4 +239,11 @@ def categorical_applies(ctx: Context) -> str | None:
     return ctx.not_planned.get("categorical", "no categorical model was planned")
 
 
-__all__ = ["MAX_RATERS_SHOWN", "PPC_DRAWS", "QUALITY", "categorical_applies", "categorical_section"]
+__all__ = [
+    "CHOICE_FOLDS",
+    "MAX_RATERS_SHOWN",
+    "PPC_DRAWS",
+    "QUALITY",
+    "categorical_applies",
+    "categorical_section",
+]
