@@ -180,6 +180,13 @@ def choose_one(name: str) -> dict[str, Any]:
     return {"chosen": choice.chosen, "s": time.perf_counter() - t0, "table": rows}
 
 
+def last_error(text: Any) -> str:
+    """The last line of a child process's error output (the exception itself, without the
+    traceback's file paths), at most 300 characters."""
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return (lines[-1] if lines else "failed")[:300]
+
+
 def _fit_key(model_name: str) -> str | None:
     """Our fit key of a default candidate (a registry name)."""
     for key, (name, options) in FITS.items():
@@ -208,7 +215,7 @@ def run_dataset(name: str, args: argparse.Namespace, tmp: Path, old: dict[str, A
                 timeout=args.timeout,
             )  # fmt: skip
             if "error" in res:
-                row[f"{key}_skipped"] = " ".join(str(res["error"]).split())[-300:]
+                row[f"{key}_skipped"] = last_error(res["error"])
                 continue
             correct[key] = res.pop("correct")
             for k in ("acc", "logloss", "s", "rhat", "div", "health_ok", "problems", "load"):
@@ -226,7 +233,7 @@ def run_dataset(name: str, args: argparse.Namespace, tmp: Path, old: dict[str, A
                 sys.executable, CHILD_CK, {"data": str(p), "model": m}, timeout=args.timeout
             )
             if "error" in res:
-                row[f"ck_{m}_error"] = " ".join(str(res["error"]).split())[-300:]
+                row[f"ck_{m}_error"] = last_error(res["error"])
                 continue
             row[f"ck_{m}_acc"], row[f"ck_{m}_logloss"] = label_scores(res["probas"], gold)
             row[f"ck_{m}_s"] = res["fit_s"]
