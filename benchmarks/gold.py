@@ -180,6 +180,39 @@ def choose_one(name: str) -> dict[str, Any]:
     return {"chosen": choice.chosen, "s": time.perf_counter() - t0, "table": rows}
 
 
+def pack_correct(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with its per-item correctness (``correct``: fit -> item -> bool, for the
+    McNemar tests) as one string of 0 / 1 per fit over the gold items listed once: the
+    results file stays small (the per-item mapping took 4.7 MB)."""
+    correct = row.get("correct") or {}
+    items = sorted({i for per in correct.values() for i in per})
+    packed = {
+        key: "".join("1" if per.get(i) else ("0" if i in per else "-") for i in items)
+        for key, per in correct.items()
+    }
+    return {**row, "correct": {"items": items, "fits": packed}}
+
+
+def unpack_correct(row: dict[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`pack_correct` (rows written before it pass unchanged)."""
+    correct = row.get("correct") or {}
+    if "items" not in correct or "fits" not in correct:
+        return row
+    items = correct["items"]
+    per = {
+        key: {i: c == "1" for i, c in zip(items, bits, strict=True) if c != "-"}
+        for key, bits in correct["fits"].items()
+    }
+    return {**row, "correct": per}
+
+
+def write_results(rows: dict[str, dict[str, Any]]) -> None:
+    """Write :data:`RESULTS_JSON` (the rows in table order, correctness packed)."""
+    RESULTS_JSON.write_text(
+        json.dumps([pack_correct(rows[d]) for d in DATASETS if d in rows], indent=1)
+    )
+
+
 def last_error(text: Any) -> str:
     """The last line of a child process's error output (the exception itself, without the
     traceback's file paths), at most 300 characters."""
@@ -457,7 +490,7 @@ def main() -> None:
     if not DATA_ROOT.exists():
         sys.exit(f"gold.py: {DATA_ROOT} not found (the shared data sets beside the repository)")
     old = (
-        {r["dataset"]: r for r in json.loads(RESULTS_JSON.read_text())}
+        {r["dataset"]: unpack_correct(r) for r in json.loads(RESULTS_JSON.read_text())}
         if (RESULTS_JSON.exists())
         else {}
     )
@@ -468,10 +501,10 @@ def main() -> None:
                 continue
             old[name] = run_dataset(name, args, Path(tmp), old.get(name, {}))
             if not args.no_write:
-                RESULTS_JSON.write_text(
-                    json.dumps([old[d] for d in DATASETS if d in old], indent=1)
-                )
+                write_results(old)
     rows = [old[d] for d in DATASETS if d in old]
+    if not args.no_write and not names:  # a render only: the file in its current form
+        write_results(old)
     meta = {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine(),
