@@ -190,6 +190,15 @@ class CrowdModel(LatentClassModel):
             return int(self.size_dim_of_start(start))  # type: ignore[arg-type]
         return self.choose_size(data)[0]
 
+    def size_coords(self, data: LatentClassData, size: int) -> dict[str, Any]:
+        """The data's coordinates with the true and rated classes and the ``size``
+        components (:attr:`size_dim`): those of an EM fit and of the compiled density."""
+        return data.coords() | {
+            "true": list(range(data.K)),
+            "rated": list(range(data.K)),
+            self.size_dim: list(range(size)),
+        }
+
     def size_dim_of_start(self, start: Any) -> int | None:
         """The size of a start point (None: it does not say)."""
         return None
@@ -237,11 +246,7 @@ class CrowdModel(LatentClassModel):
             short_run=None if sub is None else on(sub),
             rng=rng,
         )
-        coords = data.coords() | {
-            "true": list(range(data.K)),
-            "rated": list(range(data.K)),
-            self.size_dim: list(range(size)),
-        }
+        coords = self.size_coords(data, size)
         units = data.n_units if sub is None else sub.n_units
         dt = em_datatree(res, runs, best, self.em_dims(), coords, restart_units=units)
         attrs = dt["sample_stats"].attrs

@@ -231,11 +231,7 @@ def cds_density(
 
     dims = model.em_dims()
     probe = expand(x0)
-    coords = data.coords() | {
-        "true": list(range(K)),
-        "rated": list(range(K)),
-        "community": list(range(M)),
-    }
+    coords = model.size_coords(data, M)
     return Density(
         ndim=ndim,
         logp_grad=logp_grad,
@@ -330,11 +326,7 @@ def ebcc_density(
 
     dims = model.em_dims()
     probe = expand(x0)
-    coords = data.coords() | {
-        "true": list(range(K)),
-        "rated": list(range(K)),
-        "subtype": list(range(M)),
-    }
+    coords = model.size_coords(data, M)
     return Density(
         ndim=ndim,
         logp_grad=logp_grad,
