@@ -17,9 +17,11 @@ from raterstats.models.latent_class.dawid_skene import AUTO_CONFUSION_PRIOR
 from raterstats.models.latent_class.dawid_skene_density import ds_packed_fields
 from raterstats.models.latent_class.dawid_skene_eb import (
     CONCENTRATION_BOUNDS,
+    MIN_DIRICHLET_PARAMETER,
     diagonal_dominant,
     dirichlet_multinomial_loglik,
     fit_concentration,
+    floored_rows,
 )
 from raterstats.models.latent_class.layout import DsFloat
 from raterstats.simulate import hard_crowd
@@ -56,6 +58,43 @@ def test_fixed_point_increases_the_dirichlet_multinomial_likelihood():
     s2, m2 = fit_concentration(counts, 2.0, m0, learn_mean=False)
     np.testing.assert_allclose(m2, m0)
     assert CONCENTRATION_BOUNDS[0] <= s2 <= CONCENTRATION_BOUNDS[1]
+
+
+def test_learnt_rows_keep_every_dirichlet_parameter_above_the_floor():
+    # near-perfect raters (snow2008_wsd's regime): every count on the diagonal, so the
+    # likelihood wants the rows ever more extreme and the concentration towards 0
+    counts = np.stack([10.0 * np.eye(3) for _ in range(30)])
+    fixed_mean = (np.ones((3, 3)) + 6.5 * np.eye(3)) / 9.5
+    s_free, _ = fit_concentration(counts, 9.5, fixed_mean, learn_mean=False, min_parameter=0.0)
+    assert s_free * fixed_mean.min() < 0.05  # what the fit did before the floor
+    s, m = fit_concentration(counts, 9.5, fixed_mean, learn_mean=False)
+    np.testing.assert_allclose(m, fixed_mean)
+    assert (s * m).min() == pytest.approx(MIN_DIRICHLET_PARAMETER)
+    s2, m2 = fit_concentration(counts, 9.5, fixed_mean)
+    assert (s2 * m2).min() >= MIN_DIRICHLET_PARAMETER * (1 - 1e-9)
+    np.testing.assert_allclose(m2.sum(axis=-1), 1.0)
+    # where the learnt rows stay above the floor it changes nothing
+    rng = np.random.default_rng(0)
+    spread = np.stack(
+        [
+            [rng.multinomial(12, rng.dirichlet(8 * fixed_mean[t])) for t in range(3)]
+            for _ in range(40)
+        ]
+    ).astype(float)
+    free = fit_concentration(spread, 9.5, fixed_mean, learn_mean=False, min_parameter=0.0)
+    assert free[0] * fixed_mean.min() > MIN_DIRICHLET_PARAMETER
+    assert fit_concentration(spread, 9.5, fixed_mean, learn_mean=False)[0] == free[0]
+
+
+def test_floored_rows_keep_their_sums():
+    m = np.array([[0.97, 0.02, 0.01], [0.2, 0.7, 0.1], [0.001, 0.001, 0.998]])
+    out = floored_rows(m, 0.05)
+    np.testing.assert_allclose(out.sum(axis=-1), 1.0)
+    assert out.min() == pytest.approx(0.05)
+    np.testing.assert_allclose(out[1], m[1])  # a row above the floor is untouched
+    # the entries below the floor are raised to it, the others keep their ratios
+    np.testing.assert_allclose(out[0], [0.9, 0.05, 0.05])
+    np.testing.assert_allclose(out[2], [0.05, 0.05, 0.9])
 
 
 def test_gradient_of_the_dirichlet_multinomial_likelihood():
