@@ -25,7 +25,6 @@ import datetime as _dt
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import time
@@ -233,12 +232,14 @@ def write_section(results: list[dict[str, object]], missing: list[str]) -> None:
     if missing:
         lines += ["", "Not found (not run): " + ", ".join(f"`{m}`" for m in missing)]
     lines.append(f"<!-- {MARK}:end -->")
-    section = "\n".join(lines) + "\n"
-    path = HERE / "RESULTS.md"
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    pattern = re.compile(rf"<!-- {MARK}:start -->.*?<!-- {MARK}:end -->\n?", re.S)
-    text = pattern.sub("", text).rstrip() + "\n\n" + section
-    path.write_text(text)
+    from categorical import update_results
+
+    update_results(
+        HERE / "RESULTS.md",
+        "\n".join(lines) + "\n",
+        f"<!-- {MARK}:start -->",
+        f"<!-- {MARK}:end -->",
+    )
 
 
 if __name__ == "__main__":
