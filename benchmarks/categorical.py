@@ -908,25 +908,36 @@ def _missing_fits(r: dict[str, Any]) -> list[str]:
     return [f"{m} {k}" for m in OUR_FITS for k in ("em", "nuts") if f"{m}_{k}_acc" not in r]
 
 
-def to_markdown(res: dict[str, Any]) -> str:
+def run_header() -> dict[str, str]:
+    """Date, machine and versions of the run now (stored with the results, so that a
+    render from ``categorical_results.json`` alone keeps those of the last measurement)."""
     from importlib import metadata
 
-    speed, acc, cold = res.get("speed", []), res.get("accuracy", []), res.get("cold", {})
-    ck_version = next((r["version"] for r in speed if r.get("version")), "1.4")
     vers = ", ".join(
         f"{p} {metadata.version(p)}" for p in ("raterstats", "pymc", "nutpie", "numpy", "numba")
     )
     with contextlib.suppress(metadata.PackageNotFoundError):
         vers += ", " + ", ".join(f"{p} {metadata.version(p)}" for p in ("jax", "numpyro"))
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "versions": f"Python {platform.python_version()}; {vers}",
+    }
+
+
+def to_markdown(res: dict[str, Any]) -> str:
+    speed, acc, cold = res.get("speed", []), res.get("accuracy", []), res.get("cold", {})
+    ck_version = next((r["version"] for r in speed if r.get("version")), "1.4")
+    head = res.get("header") or run_header()
     lines = [
         START,
         "# Categorical models (MACE, Dawid-Skene)",
         "",
         "Written by `benchmarks/categorical.py` (do not edit by hand; rerun it).",
         "",
-        f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
-        f"- machine: {machine()}",
-        f"- Python {platform.python_version()}; {vers}; crowd-kit {ck_version} (run by "
+        f"- date: {head['date']} (the latest measurement)",
+        f"- machine: {head['machine']}",
+        f"- {head['versions']}; crowd-kit {ck_version} (run by "
         "`--crowdkit-python`, default the same environment: `pip install -e .[bench]`)",
         f"- reproduce the whole section: `{REPRODUCE}` (each table below names the command "
         "that reruns it alone)",
@@ -964,18 +975,20 @@ def to_markdown(res: dict[str, Any]) -> str:
         "",
         f"Reproduce: `{REPRODUCE} --parts speed` (rows of a subset: e.g. `{REPRODUCE} --parts "
         "speed --sizes 500000x3 --engines em,crowdkit-ds`; rerun rows replace their old ones, "
-        "the others are kept, so rows may come from different runs: compare the load column).",
+        "the others are kept, so rows may come from different runs and machines: `run` is "
+        "when a row was measured, the machine line above is that of the latest run; compare the "
+        "load column too).",
         "",
         "| size | engine | model | wall (s) | fit (s) | accuracy | competence error | max R-hat "
-        "| min bulk ESS | divergences | ESS/s | load |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| min bulk ESS | divergences | ESS/s | load | run |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in speed:
         if "error" in r:
             lines.append(
                 f"| {r['size']} | {r['engine']} | {r.get('model', '')} | "
                 f"{fmt_number(r.get('wall_s'), '.1f')} | - | - | - | - | - | - | - | "
-                f"{fmt_number(r.get('load'), '.1f')} |"
+                f"{fmt_number(r.get('load'), '.1f')} | {_run_date(r)} |"
             )
             continue
         ess_s = r["ess_bulk_min"] / r["wall_s"] if "ess_bulk_min" in r else None
@@ -984,7 +997,8 @@ def to_markdown(res: dict[str, Any]) -> str:
             f"{fmt_number(r.get('fit_s'), '.2f')} | {fmt_number(r.get('accuracy'))} | "
             f"{fmt_number(r.get('competence_mae'))} | {fmt_number(r.get('rhat_max'), '.4f')} | "
             f"{fmt_number(r.get('ess_bulk_min'), '.0f')} | {r.get('divergences', '-')} | "
-            f"{fmt_number(ess_s, '.0f')} | {fmt_number(r.get('load'), '.1f')} |"
+            f"{fmt_number(ess_s, '.0f')} | {fmt_number(r.get('load'), '.1f')} | "
+            f"{_run_date(r)} |"
         )
     errors = [r for r in speed if "error" in r]
     if errors:
@@ -1088,6 +1102,12 @@ def to_markdown(res: dict[str, Any]) -> str:
         lines.append(f"NUTS: max R-hat {an['nuts_rhat']:.4f}, {an['nuts_div']} divergences.")
     lines += ["", END, ""]
     return "\n".join(lines)
+
+
+def _run_date(row: dict[str, Any]) -> str:
+    """The day a speed row was measured (``-`` for rows stored before runs were dated)."""
+    run = row.get("run")
+    return str(run).split()[0] if run else "-"
 
 
 def update_results(path: Path, section: str, start: str = START, end: str = END) -> None:
@@ -1273,6 +1293,8 @@ def main() -> None:
         if "anaesthesia" in parts:
             res["anaesthesia"] = part_anaesthesia()
             print("anaesthesia", res["anaesthesia"], flush=True)
+    if parts & {"cold", "speed", "real", "anaesthesia"}:
+        res["header"] = run_header()
     md = to_markdown(res)
     print(textwrap.indent(md, ""))
     if not args.quick:
