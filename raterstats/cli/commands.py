@@ -58,7 +58,7 @@ from raterstats.defaults import (
     RANDOM_SEED,
     ci_prob,
 )
-from raterstats.demo import CATEGORICAL_DRAWS, CATEGORICAL_TUNE, ORDINAL_DRAWS
+from raterstats.demo import CATEGORICAL_DRAWS, CATEGORICAL_TUNE, ORDINAL_DRAWS, ORDINAL_TUNE
 from raterstats.files import write_atomic
 from raterstats.formatting import visible_lines
 from raterstats.health import ConvergenceWarning, fit_health
@@ -120,8 +120,8 @@ def demo(
         typer.Option(
             "--ordinal-draws",
             min=0,
-            help="Draws (and tuning steps) per chain of the ordinal rater model (default: the "
-            "model's own); 0 skips it.",
+            help="Draws per chain of the ordinal rater model (tuning steps: as many, at most "
+            f"{ORDINAL_TUNE}; default {ORDINAL_DRAWS}); 0 skips it.",
         ),
     ] = ORDINAL_DRAWS,
     categorical_draws: Annotated[
