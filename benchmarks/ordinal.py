@@ -1,7 +1,7 @@
 """Benchmark: the ordinal rater model on the built-in clinical-QA study.
 
 Fits :class:`raterstats.OrdinalRaters` with default settings (NUTS by nutpie, 4 chains x
-1,000 draws after 400 tuning steps at the model's target acceptance rate) in a fresh
+1,500 draws after 400 tuning steps at the model's target acceptance rate) in a fresh
 process, and reports the wall time of that whole process (interpreter start, imports, the
 simulated study, the fit with everything it computes, numba cache warm) and of the fit call,
 the process's CPU time (all threads; on 2 cores the wall time of an unloaded machine is at
@@ -39,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from raterstats.models.ordinal import DIAGNOSED_PARAMETERS  # noqa: E402
+from raterstats.models.ordinal.model import DRAWS, TUNE  # noqa: E402
 
 # the parameters the demo and the tests diagnose, and the design means of log-discrimination
 REPORTED = (*DIAGNOSED_PARAMETERS, "log_discrimination_mean")
@@ -309,8 +310,8 @@ def write(results: list[dict[str, object]]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--adaptation", nargs="+", default=["diag"])
-    ap.add_argument("--draws", type=int, default=1000)
-    ap.add_argument("--tune", type=int, default=400)
+    ap.add_argument("--draws", type=int, default=DRAWS, help="default: the model's own")
+    ap.add_argument("--tune", type=int, default=TUNE, help="default: the model's own")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)

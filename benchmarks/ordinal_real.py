@@ -1,7 +1,7 @@
 """Benchmark: the ordinal rater model at its defaults on high-agreement and real data (issue 19),
 run by ``benchmarks/ordinal.py --real``.
 
-Fits ``OrdinalRaters()`` with default settings (NUTS, 4 chains x 1,000 draws) in a fresh
+Fits ``OrdinalRaters()`` with default settings (NUTS, 4 chains x 1,500 draws) in a fresh
 Python process per study, after a warm-up process has filled numba's disk cache, on the
 high-agreement simulation (``raterstats.simulate.high_agreement_study()``) and on the real
 ordinal sets found in the data folder (``../shared/data`` beside the repository by default:
@@ -171,6 +171,7 @@ def write_section(results: list[dict[str, object]], missing: list[str]) -> None:
     import nutpie
 
     import raterstats
+    from raterstats.models.ordinal.model import DRAWS, TUNE
 
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
@@ -184,12 +185,13 @@ def write_section(results: list[dict[str, object]], missing: list[str]) -> None:
         f"- machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; raterstats {raterstats.__version__}, nutpie "
         f"{nutpie.__version__}",
-        "- fit: `OrdinalRaters()` at its defaults (NUTS, 4 chains x 1,000 draws, nutpie, "
-        "compiled density), each in a fresh process after a warm-up process filled numba's "
-        "cache; `fit` is the fit call; load = 1-minute load average at the start / end of the "
-        "fit (2 cores: above 2 means other processes competed for them); R-hat and bulk ESS "
-        "over the diagnosed parameters (rater facets, system effects, cut-points, scales); "
-        "`units`: the latent unit of each dimension, in logits, that the priors are stated in",
+        f"- fit: `OrdinalRaters()` at its defaults (NUTS, 4 chains x {DRAWS:,} draws after "
+        f"{TUNE} tuning steps, nutpie, compiled density), each in a fresh process after a "
+        "warm-up process filled numba's cache; `fit` is the fit call; load = 1-minute load "
+        "average at the start / end of the fit (2 cores: above 2 means other processes "
+        "competed for them); R-hat and bulk ESS over the diagnosed parameters (rater facets, "
+        "system effects, cut-points, scales); `units`: the latent unit of each dimension, in "
+        "logits, that the priors are stated in",
         "- per dimension: Kendall's tau-b between the systems' fair averages (posterior means) "
         "and their mean ratings; the range of the fair averages over that of the mean "
         "ratings; Randolph's kappa observed and the 90% interval of "

@@ -141,11 +141,22 @@ SeedOpt = Annotated[
 ]
 
 #: ``--draws``, ``--tune``, ``--chains`` of the commands that fit a model (``fit``, ``labels``)
-DrawsOpt = Annotated[int | None, typer.Option("--draws", min=1, help=f"Draws per chain ({DRAWS}).")]
-TuneOpt = Annotated[
-    int | None, typer.Option("--tune", min=1, help=f"Tuning steps per chain ({TUNE}).")
+DrawsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--draws", min=1, help=f"Draws per chain (default: the model's own; {DRAWS} for most)."
+    ),
 ]
-ChainsOpt = Annotated[int | None, typer.Option("--chains", min=1, help=f"Chains ({CHAINS}).")]
+TuneOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--tune", min=1, help=f"Tuning steps per chain (default: the model's own; {TUNE} for most)."
+    ),
+]
+ChainsOpt = Annotated[
+    int | None,
+    typer.Option("--chains", min=1, help=f"Chains (default: the model's own; {CHAINS})."),
+]
 TargetAcceptOpt = Annotated[
     float | None,
     typer.Option(

@@ -121,7 +121,7 @@ def demo(
             "--ordinal-draws",
             min=0,
             help="Draws per chain of the ordinal rater model (tuning steps: as many, at most "
-            f"{ORDINAL_TUNE}; default {ORDINAL_DRAWS}); 0 skips it.",
+            f"{ORDINAL_TUNE}; default: the model's own); 0 skips it.",
         ),
     ] = ORDINAL_DRAWS,
     categorical_draws: Annotated[

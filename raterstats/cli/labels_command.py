@@ -35,7 +35,7 @@ from raterstats.cli.app import (
 from raterstats.cli.commands import DEFAULT_MODEL, choice_report, model_names_help
 from raterstats.cli.study import DataOptions, Study, data_command, load_ratings, parse_value
 from raterstats.cli.studyfile import check_choice, check_target_accept, fit_methods, parse_pairs
-from raterstats.defaults import CHAINS, DRAWS, METHOD, RANDOM_SEED, SAMPLER, TUNE
+from raterstats.defaults import METHOD, RANDOM_SEED, SAMPLER
 from raterstats.files import write_atomic
 
 if TYPE_CHECKING:
@@ -274,7 +274,8 @@ def settings_from_study(
 ) -> dict[str, Any]:
     """The fit settings of a fitting command (``method`` among ``methods``, sampler, draws,
     tune, chains, seed, target acceptance): the command line, then the study file's
-    ``[table]``, then the defaults; a bad value is a usage error (exit 2)."""
+    ``[table]``, then the defaults (for draws, tuning steps and chains: left out, so that
+    the model's own apply); a bad value is a usage error (exit 2)."""
     from raterstats.inference import SAMPLERS
 
     settings: dict[str, Any] = {
@@ -282,11 +283,16 @@ def settings_from_study(
         "sampler": check_choice(
             s.option(table, "sampler", sampler, SAMPLER), SAMPLERS, "--sampler"
         ),
-        "draws": int(s.option(table, "draws", draws, DRAWS)),
-        "tune": int(s.option(table, "tune", tune, TUNE)),
-        "chains": int(s.option(table, "chains", chains, CHAINS)),
         "random_seed": int(s.option(table, "seed", seed, RANDOM_SEED)),
     }
+    # draws, tuning steps and chains only where given: else the model's own defaults (the
+    # ordinal model's differ from the package's), as in Python
+    given = {
+        "draws": s.option(table, "draws", draws, None),
+        "tune": s.option(table, "tune", tune, None),
+        "chains": s.option(table, "chains", chains, None),
+    }
+    settings.update({k: int(v) for k, v in given.items() if v is not None})
     accept = s.option(table, "target_accept", target_accept, None)
     if accept is not None:
         settings["target_accept"] = check_target_accept(float(accept))

@@ -11,13 +11,10 @@ from raterstats.defaults import DRAWS, N_BOOT, RANDOM_SEED
 from raterstats.models.ordinal.model import TUNE as ORDINAL_TUNE
 from raterstats.ratings import Ratings
 
-#: draws per chain of the demo's ordinal rater model; tuning steps: as many, at most the
-#: model's own, :data:`ORDINAL_TUNE`. Not the model's 1,000: on
-#: this study, with 6,025 parameters, the largest R-hat at about 1,000 effective draws lands
-#: on either side of 1.01 by chance (the demo's seed 0: 1.0103, failing; seed 1: 1.009);
-#: 1,500 draws gave 1.004 and a bulk ESS of 1,266 at seed 0 (115 s against 84 s, one process
-#: each, 2 cores, 2026-11-29)
-ORDINAL_DRAWS: int | None = 1500
+#: draws per chain of the demo's ordinal rater model; ``None``: the model's own defaults
+#: (:meth:`raterstats.OrdinalRaters.fit`, 1,500 draws after :data:`ORDINAL_TUNE` tuning
+#: steps), at which it passes its checks on this study
+ORDINAL_DRAWS: int | None = None
 #: draws per chain of the demo's hierarchical MACE fits; tuning steps: as many, at most
 #: :data:`CATEGORICAL_TUNE`. The slowest-mixing parameter is the rater scale ``rater_sd`` of
 #: the design fit (three schemes as designs, 200 unconstrained dimensions): about 0.33
@@ -164,8 +161,8 @@ def run_demo(
     random_seed : int
         Seed of every stochastic step (the same seed gives the same report).
     ordinal_draws : int, optional
-        Draws per chain of the ordinal rater model (default :data:`ORDINAL_DRAWS`; tuning
-        steps: as many, at most the model's own :data:`ORDINAL_TUNE`); ``None``: the
+        Draws per chain of the ordinal rater model (tuning steps: as many, at most the
+        model's own :data:`ORDINAL_TUNE`); ``None`` (default, :data:`ORDINAL_DRAWS`): the
         model's own defaults; 0 leaves the model out. The report's fit-health line says
         whether the fit passed its diagnostics, or what failed.
     categorical_draws : int, optional
