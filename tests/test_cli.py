@@ -562,9 +562,9 @@ def test_help_lists_the_registered_models_and_the_defaults():
         assert listed == (cls.rank_fit_method is not None), name
     for raw in ("mean", "majority", "pyramid"):
         assert raw in rank_help
-    assert f"({DRAWS})" in help_of("fit", "draws")
-    assert f"({TUNE})" in help_of("fit", "tune")
-    assert f"({CHAINS})" in help_of("fit", "chains")
+    assert f"the model's own; {DRAWS} for most" in help_of("fit", "draws")
+    assert f"the model's own; {TUNE} for most" in help_of("fit", "tune")
+    assert f"the model's own; {CHAINS}" in help_of("fit", "chains")
     assert f"({N_BOOT})" in help_of("rank", "n_boot")
     assert f"{ci_prob():g}" in help_of("rank", "ci") and f"{ci_prob():g}" in help_of(
         "designs", "ci"
@@ -672,3 +672,35 @@ def test_designs_from_a_categorical_fit_matches_the_library(tmp_path):
     assert "designs: note: " in res.stderr  # an EM fit: no posterior uncertainty
     res = runner.invoke(app, ["designs", "--fit", str(fit_nc), "--level-map", "1=-1,2=0,3=1"])
     assert res.exit_code == 1 and "ordinal fits only" in res.output, res.output
+
+
+def test_fit_settings_leave_draws_to_the_model_unless_given():
+    """``fit`` / ``labels`` pass draws, tuning steps and chains only when the command line or
+    the study file gives them, so that a model's own defaults apply (the ordinal model's
+    1,500 draws after 400 tuning steps, not the package's 1,000 / 500)."""
+    from raterstats.cli.labels_command import settings_from_study
+    from raterstats.cli.study import Study
+    from raterstats.models.ordinal.model import DRAWS as ORDINAL_DRAWS
+    from raterstats.models.ordinal.model import TUNE as ORDINAL_TUNE
+
+    none = {"method": None, "sampler": None, "seed": None, "target_accept": None}
+    bare = settings_from_study(
+        Study(), "fit", ("nuts",), draws=None, tune=None, chains=None, **none
+    )
+    assert not {"draws", "tune", "chains"} & set(bare)
+    assert bare["random_seed"] == RANDOM_SEED
+    given = settings_from_study(Study(), "fit", ("nuts",), draws=7, tune=8, chains=2, **none)
+    assert (given["draws"], given["tune"], given["chains"]) == (7, 8, 2)
+    from_file = settings_from_study(
+        Study(sections={"fit": {"draws": 300}}), "fit", ("nuts",), draws=None, tune=None,
+        chains=None, **none,
+    )  # fmt: skip
+    assert from_file["draws"] == 300 and "tune" not in from_file
+    # what the ordinal model then uses
+    import inspect
+
+    from raterstats import OrdinalRaters
+
+    sig = inspect.signature(OrdinalRaters.fit).parameters
+    assert (sig["draws"].default, sig["tune"].default) == (ORDINAL_DRAWS, ORDINAL_TUNE)
+    assert (ORDINAL_DRAWS, ORDINAL_TUNE) != (DRAWS, TUNE)
