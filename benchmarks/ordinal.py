@@ -38,8 +38,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from raterstats.models.ordinal import DIAGNOSED_PARAMETERS  # noqa: E402
-from raterstats.models.ordinal.model import DRAWS, TUNE  # noqa: E402
+from raterstats.models.ordinal import DIAGNOSED_PARAMETERS, DRAWS, TUNE  # noqa: E402
 
 # the parameters the demo and the tests diagnose, and the design means of log-discrimination
 REPORTED = (*DIAGNOSED_PARAMETERS, "log_discrimination_mean")

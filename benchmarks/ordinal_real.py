@@ -171,7 +171,7 @@ def write_section(results: list[dict[str, object]], missing: list[str]) -> None:
     import nutpie
 
     import raterstats
-    from raterstats.models.ordinal.model import DRAWS, TUNE
+    from raterstats.models.ordinal import DRAWS, TUNE
 
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [

@@ -680,8 +680,8 @@ def test_fit_settings_leave_draws_to_the_model_unless_given():
     1,500 draws after 400 tuning steps, not the package's 1,000 / 500)."""
     from raterstats.cli.labels_command import settings_from_study
     from raterstats.cli.study import Study
-    from raterstats.models.ordinal.model import DRAWS as ORDINAL_DRAWS
-    from raterstats.models.ordinal.model import TUNE as ORDINAL_TUNE
+    from raterstats.models.ordinal import DRAWS as ORDINAL_DRAWS
+    from raterstats.models.ordinal import TUNE as ORDINAL_TUNE
 
     none = {"method": None, "sampler": None, "seed": None, "target_accept": None}
     bare = settings_from_study(

@@ -8,7 +8,7 @@ from typing import Any
 
 from raterstats.analyze import AnalysisResult, AnalyzeOptions, Progress, Scheme, analyze
 from raterstats.defaults import DRAWS, N_BOOT, RANDOM_SEED
-from raterstats.models.ordinal.model import TUNE as ORDINAL_TUNE
+from raterstats.models.ordinal import TUNE as ORDINAL_TUNE
 from raterstats.ratings import Ratings
 
 #: draws per chain of the demo's ordinal rater model; ``None``: the model's own defaults

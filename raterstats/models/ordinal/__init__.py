@@ -40,7 +40,7 @@ from raterstats.models.ordinal.layout import (
     Setting,
     ordinal_layout,
 )
-from raterstats.models.ordinal.model import DIAGNOSED_PARAMETERS, OrdinalRaters
+from raterstats.models.ordinal.model import DIAGNOSED_PARAMETERS, DRAWS, TUNE, OrdinalRaters
 from raterstats.models.ordinal.reference import (
     VARIABLE_DIMS,
     category_probs,
@@ -57,7 +57,9 @@ from raterstats.models.zerosum import zero_sum_extend_np
 __all__ = [
     "BLOCKS",
     "DIAGNOSED_PARAMETERS",
+    "DRAWS",
     "PRIOR_KEYS",
+    "TUNE",
     "VARIABLE_DIMS",
     "Block",
     "OrdinalData",
