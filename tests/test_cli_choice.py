@@ -41,15 +41,19 @@ def test_fit_auto_prints_and_stores_the_choice(ratings_csv, tmp_path):
 
 def test_labels_auto(ratings_csv, tmp_path):
     out = tmp_path / "labels.csv"
-    res = runner.invoke(
-        app,
-        ["labels", str(ratings_csv), "-c", "dimension=dimension", "--model", "auto",
-         "--method", "em", "--out", str(out), "--json"],
-    )  # fmt: skip
+    args = ["labels", str(ratings_csv), "-c", "dimension=dimension", "--model", "auto"]
+    res = runner.invoke(app, [*args, "--method", "em", "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert out.read_text().startswith("unit,item,")
+    lines = res.output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("model choice by"))
+    chosen = next(line for line in lines if line.startswith("chosen: "))
+    assert lines.index(chosen) > start
+    res = runner.invoke(app, [*args, "--method", "em", "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
     info = json.loads(res.stdout)
     table = info["model_choice"]
+    assert table[0]["model"] == chosen.split()[1]
     assert table[0]["rank"] == 0
     assert info["fit"].startswith(table[0]["model"] + " ")  # the labels: the chosen model's
     assert sorted(row["rank"] for row in table) == list(range(len(table)))
