@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
@@ -37,6 +39,16 @@ EM_NUMPY_MAX = 200_000
 #: dozens of runs per fit (restarts, the held-out rule of their size): on the built-in
 #: study's categorical ratings the NumPy E-step took 100 of 255 s of ``choose_model``.
 VB_NUMPY_MAX = 2_000
+
+#: Pattern ratings x classes from which a whole EM iteration's E-step runs in
+#: :data:`EM_CHUNKS` ranges of patterns on threads (:class:`ChunkedEStep`): there one pass
+#: takes 10 ms or more, against about 0.2 ms to start and join the threads.
+EM_THREADED_MIN = 600_000
+
+#: Ranges of patterns of the threaded E-step, fixed whatever the number of cores: each range
+#: sums its own expected counts and the ranges' sums are added in order, so a fit gives the
+#: same numbers on any machine.
+EM_CHUNKS = 4
 
 #: Default ``restart_units`` of the EM fits: with more than twice this many units, the
 #: restarts' short runs use a random subsample of this many units, and only the start they
@@ -87,11 +99,90 @@ def select_em_step(lay: TableLayout, numpy_max: int = EM_NUMPY_MAX) -> Any:
     >>> select_em_step(table_layout(d, d.p_cell)).__name__
     'em_estep_counts_np'
     """
-    if lay.p_e.size * lay.mask.shape[1] <= numpy_max:
+    size = lay.p_e.size * lay.mask.shape[1]
+    if size <= numpy_max:
         return em_estep_counts_np
+    if size >= EM_THREADED_MIN:
+        return ChunkedEStep(lay.p_start)
     from raterstats.models.latent_class.kernels_em import em_estep_counts
 
     return em_estep_counts
+
+
+class ChunkedEStep:
+    """The compiled E-step of a whole EM iteration (``em_estep_counts``, same arguments and
+    results) over :data:`EM_CHUNKS` ranges of patterns with about as many pattern ratings
+    each, run on up to that many threads (at most the machine's cores): each range writes
+    its rows of ``q`` and sums its expected counts and class counts into buffers of its own,
+    added in range order afterwards, so the result does not depend on the number of threads.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from raterstats.models.latent_class.reference import em_estep_counts_np
+    >>> rng = np.random.default_rng(1)
+    >>> p_start = np.arange(0, 31, 3)  # 10 patterns of 3 ratings
+    >>> p_e = rng.integers(0, 4, 30)
+    >>> T, lp = np.log(rng.dirichlet(np.ones(2), 4)), np.log([[0.6, 0.4]])
+    >>> args = (T, lp, p_e, p_start, np.zeros(10, dtype=np.int64), np.ones(10),
+    ...         np.ones((10, 2), dtype=bool))
+    >>> out = [np.empty((10, 2)), np.empty((4, 2)), np.empty((1, 2))]
+    >>> ref = [np.empty((10, 2)), np.empty((4, 2)), np.empty((1, 2))]
+    >>> ll = ChunkedEStep(p_start)(*args, *out)
+    >>> bool(np.isclose(ll, em_estep_counts_np(*args, *ref)))
+    True
+    >>> all(np.allclose(a, b) for a, b in zip(out, ref))
+    True
+    """
+
+    __name__ = "em_estep_counts_chunked"
+
+    def __init__(self, p_start: np.ndarray, chunks: int = EM_CHUNKS) -> None:
+        P = p_start.size - 1
+        cut = np.searchsorted(p_start, np.linspace(0, p_start[-1], chunks + 1)[1:-1])
+        self.bounds = [int(b) for b in np.clip(np.r_[0, cut, P], 0, P)]
+        self.workers = max(1, min(chunks, os.cpu_count() or 1))
+        self._buffers: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def __call__(
+        self,
+        T: np.ndarray,
+        log_prior: np.ndarray,
+        p_e: np.ndarray,
+        p_start: np.ndarray,
+        pattern_dim: np.ndarray,
+        pattern_w: np.ndarray,
+        mask: np.ndarray,
+        q: np.ndarray,
+        M: np.ndarray,
+        cc: np.ndarray,
+    ) -> float:
+        from raterstats.models.latent_class.kernels_em import em_estep_counts_range
+
+        n = len(self.bounds) - 1
+        if len(self._buffers) != n or self._buffers[0][0].shape != M.shape:
+            self._buffers = [(np.empty_like(M), np.empty_like(cc)) for _ in range(n)]
+
+        def run(i: int) -> float:
+            Mi, cci = self._buffers[i]
+            lo, hi = self.bounds[i], self.bounds[i + 1]
+            return float(
+                em_estep_counts_range(
+                    T, log_prior, p_e, p_start, pattern_dim, pattern_w, mask, q, Mi, cci, lo, hi
+                )
+            )
+
+        if self.workers == 1:
+            totals = [run(i) for i in range(n)]
+        else:
+            with ThreadPoolExecutor(max_workers=min(self.workers, n)) as pool:
+                totals = list(pool.map(run, range(n)))
+        M[:] = self._buffers[0][0]
+        cc[:] = self._buffers[0][1]
+        for Mi, cci in self._buffers[1:]:
+            M += Mi
+            cc += cci
+        return float(sum(totals))
 
 
 def short_run_restarts(
@@ -102,6 +193,7 @@ def short_run_restarts(
     max_iter: int,
     short_run: Callable[..., dict[str, Any]] | None = None,
     rng: np.random.Generator | None = None,
+    finish_best: bool = True,
 ) -> tuple[dict[str, Any], list[dict[str, Any]], int]:
     """EM restarts by the short-runs strategy (Biernacki, Celeux & Govaert 2003, "emEM").
 
@@ -118,6 +210,11 @@ def short_run_restarts(
     beginning to convergence: the majority vote of all the data, or the same random
     parameters (``rng`` is put back to its state before that short run), so the estimate
     is a full EM run from one of the restarts' starts.
+
+    ``finish_best=False``: the run continued to convergence skips its point estimates
+    (``finish=False``), for a caller that continues it further (Dawid-Skene's empirical
+    Bayes); the restarts that all run to convergence finish regardless, since the best of
+    them is chosen by its log-likelihood at the estimates.
 
     Examples
     --------
@@ -152,9 +249,11 @@ def short_run_restarts(
     if sub:
         assert rng is not None
         rng.bit_generator.state = starts[best]
-        runs[best] = run(random_init=best > 0, max_iter=max_iter)
+        runs[best] = run(random_init=best > 0, max_iter=max_iter, finish=finish_best)
     elif short:
-        runs[best] = run(random_init=False, max_iter=max_iter, state=runs[best]["state"])
+        runs[best] = run(
+            random_init=False, max_iter=max_iter, state=runs[best]["state"], finish=finish_best
+        )
     return runs[best], runs, best
 
 
@@ -295,8 +394,11 @@ def em_datatree(
 
 
 __all__ = [
+    "EM_CHUNKS",
     "EM_NUMPY_MAX",
+    "EM_THREADED_MIN",
     "RESTART_UNITS",
+    "ChunkedEStep",
     "em_datatree",
     "record_restarts",
     "restart_subsample",

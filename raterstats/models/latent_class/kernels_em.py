@@ -146,12 +146,35 @@ def em_estep_counts(
     Each pattern's log joint is built in a small buffer and the class at its maximum
     costs no ``exp`` (it is 1), so a pattern of ``n`` ratings reads ``n`` table rows and
     writes ``n`` rows of ``M`` with ``K - 1`` exponentials and one logarithm."""
+    return em_estep_counts_range(
+        T, log_prior, p_e, p_start, pattern_dim, pattern_w, mask, q, M, cc, 0, pattern_dim.size
+    )
+
+
+@njit(cache=True, nogil=True)
+def em_estep_counts_range(
+    T: np.ndarray,
+    log_prior: np.ndarray,
+    p_e: np.ndarray,
+    p_start: np.ndarray,
+    pattern_dim: np.ndarray,
+    pattern_w: np.ndarray,
+    mask: np.ndarray,
+    q: np.ndarray,
+    M: np.ndarray,
+    cc: np.ndarray,
+    p0: int,
+    p1: int,
+) -> float:
+    """:func:`em_estep_counts` of the patterns ``p0 .. p1 - 1`` only: their rows of ``q``,
+    and ``M`` and ``cc`` (overwritten) summed over them alone, so that disjoint ranges run
+    at once on threads (the kernel releases the GIL) into buffers of their own."""
     K = T.shape[1]
     M[:] = 0.0
     cc[:] = 0.0
     v = np.empty(K)
     total = 0.0
-    for p in range(pattern_dim.size):
+    for p in range(p0, p1):
         d = pattern_dim[p]
         lo, hi = p_start[p], p_start[p + 1]
         for t in range(K):
@@ -246,5 +269,6 @@ __all__ = [
     "em_estep",
     "em_estep_accumulate",
     "em_estep_counts",
+    "em_estep_counts_range",
     "pattern_posterior_draws",
 ]
