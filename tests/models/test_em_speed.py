@@ -101,6 +101,82 @@ def test_fused_em_pass_with_a_pattern_of_no_possible_class(mixed_data):
     assert (q == 0).all() and (M == 0).all() and (cc == 0).all()
 
 
+@pytest.mark.parametrize("chunks", [1, 3, 4, 7])
+def test_chunked_em_pass_equals_the_whole_pass(mixed_data, chunks, monkeypatch):
+    """The threaded E-step over ranges of patterns gives the one-pass kernel's result (to
+    rounding: the expected counts are summed per range), gold and masked classes
+    included; with one core it runs the ranges in turn and gives the same numbers as
+    with several."""
+    data = mixed_data
+    lay, args = _step_args(data)
+    P, K, E, D = data.n_patterns, data.K, lay.n_entries, len(data.dimensions)
+    step = em_mod.ChunkedEStep(lay.p_start, chunks=chunks)
+    b = step.bounds
+    assert b[0] == 0 and b[-1] == P and bool(np.all(np.diff(b) >= 0))
+    out = [np.full((P, K), 5.0), np.full((E, K), 7.0), np.full((D, K), 7.0)]
+    ref = [np.empty((P, K)), np.empty((E, K)), np.empty((D, K))]
+    ll = step(*args, *out)
+    ll_ref = nb.em_estep_counts(*args, *ref)
+    assert ll == pytest.approx(ll_ref, rel=1e-12)
+    for a, r in zip(out, ref, strict=True):
+        np.testing.assert_allclose(a, r, rtol=1e-12, atol=1e-14)
+    monkeypatch.setattr(em_mod.os, "cpu_count", lambda: 1)
+    serial = em_mod.ChunkedEStep(lay.p_start, chunks=chunks)
+    assert serial.workers == 1
+    again = [np.empty((P, K)), np.empty((E, K)), np.empty((D, K))]
+    assert serial(*args, *again) == ll
+    for a, r in zip(again, out, strict=True):
+        np.testing.assert_array_equal(a, r)
+
+
+def test_large_layouts_take_the_threaded_em_pass(mixed_data, monkeypatch):
+    lay, _ = _step_args(mixed_data)
+    size = lay.p_e.size * lay.mask.shape[1]
+    assert em_mod.select_em_step(lay, numpy_max=size - 1) is nb.em_estep_counts
+    monkeypatch.setattr(em_mod, "EM_THREADED_MIN", size)
+    step = em_mod.select_em_step(lay, numpy_max=size - 1)
+    assert isinstance(step, em_mod.ChunkedEStep)
+    assert len(step.bounds) == em_mod.EM_CHUNKS + 1
+
+
+@pytest.mark.parametrize("factory", [MACE, DawidSkene])
+def test_em_fit_on_the_threaded_pass_equals_the_numpy_fit(factory, monkeypatch):
+    """A whole EM fit (restarts, empirical Bayes for Dawid-Skene) on the threaded E-step
+    lands on the estimates of the NumPy reference pass."""
+    from raterstats.models.latent_class import dawid_skene_em, mace_em
+
+    r = _read(_random_ratings(4, n_items=120))
+    ref = factory().fit(r, method="em", random_seed=2)
+    calls = []
+
+    def threaded(lay, numpy_max=0):
+        calls.append(lay)
+        return em_mod.ChunkedEStep(lay.p_start)
+
+    for mod in (dawid_skene_em, mace_em):
+        monkeypatch.setattr(mod, "select_em_step", threaded)
+    fit = factory().fit(r, method="em", random_seed=2)
+    assert calls
+    for v in ref.posterior.data_vars:
+        np.testing.assert_allclose(fit.posterior[v], ref.posterior[v], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(
+        item_posterior(fit)["prob"], item_posterior(ref)["prob"], rtol=1e-7, atol=1e-9
+    )
+
+
+@pytest.mark.parametrize("items", [("a", "b2", "c 3"), ("a", "x:y", "w\\v"), ("p|q", "plain", "z")])
+def test_unit_ids_of_whole_items_on_one_dimension(items):
+    """One dimension, no segments: the ids are the items themselves unless one needs
+    escaping; either way they equal ``unit_id``."""
+    from raterstats.models.latent_class.data import _unit_ids, text_array
+
+    ids = _unit_ids(items, ("",) * len(items), np.zeros(len(items), dtype=int), ("d",))
+    assert list(ids) == [unit_id(i, None) for i in items]
+    assert text_array(("", "")).tolist() == ["", ""]
+    assert text_array(items).tolist() == list(items)
+    assert text_array(items).dtype == np.asarray(items, dtype=str).dtype
+
+
 def _old_order_units(frame: pl.DataFrame) -> list[str]:
     """Units in the order the exact string sort gives (item, segment, dimension)."""
     f = frame.with_columns(pl.col("segment").fill_null("")).sort("item", "segment", "dimension")

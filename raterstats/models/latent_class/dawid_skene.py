@@ -279,10 +279,11 @@ class DawidSkene(LatentClassModel):
         given = self._options["confusion_concentration"]
         if given is not None:
             return self.given_concentration(data, n_cells) + self.rater_prior_counts(data, n_cells)
-        for c in range(n_cells):
-            k = int(data.n_categories[cell_dim[c]])
+        for d in np.unique(cell_dim):  # the same rows on every cell of a dimension
+            k = int(data.n_categories[d])
+            on_d = cell_dim == d
             if full is not None and np.ndim(full) == 2:
-                out[c, :k, :k] = np.asarray(full)[:k, :k]
+                out[on_d, :k, :k] = np.asarray(full)[:k, :k]
             else:
                 off = float(pr.param("off_diagonal", 1.0) if full is None else full)
                 m = np.full((k, k), off)
@@ -294,7 +295,7 @@ class DawidSkene(LatentClassModel):
                 else:
                     diag = float(pr.param("diagonal_per_category", 2.5)) * k
                 np.fill_diagonal(m, diag)
-                out[c, :k, :k] = m
+                out[on_d, :k, :k] = m
         return out + self.rater_prior_counts(data, n_cells)
 
     def given_concentration(self, data: LatentClassData, n_cells: int) -> np.ndarray:
@@ -696,6 +697,7 @@ class DawidSkene(LatentClassModel):
             max_iter=max_iter,
             short_run=None if sub is None else on(sub),
             rng=rng,
+            finish_best=not eb,  # empirical Bayes continues the best run
         )
         if eb:
             res = empirical_bayes_em(

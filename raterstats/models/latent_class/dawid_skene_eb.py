@@ -324,14 +324,17 @@ def empirical_bayes_em(
     for g in range(n_groups):
         valid[g, : group_k[g], : group_k[g]] = True
 
-    def em_at(state: dict[str, np.ndarray], run: dict[str, Any], n_iter: int) -> dict[str, Any]:
-        """EM iterations at the prior of ``state``, continued from ``run``."""
+    def em_at(
+        state: dict[str, np.ndarray], run: dict[str, Any], n_iter: int, finish: bool = False
+    ) -> dict[str, Any]:
+        """EM iterations at the prior of ``state``, continued from ``run`` (``finish``: with
+        the estimates and the log-likelihood at them, which only the last run needs)."""
         conc = group_concentration(state).reshape(D, G, K, K)
         fixed = model.with_options(confusion_concentration=conc.tolist())
         begun = int(run["state"]["n_iter"])
         return ds_em_run(
             fixed, data, lay=lay, rng=rng, random_init=False, tol=tol, variational=variational,
-            max_iter=begun + n_iter, state=run["state"],
+            max_iter=begun + n_iter, state=run["state"], finish=finish,
         )  # fmt: skip
 
     run = start
@@ -352,7 +355,7 @@ def empirical_bayes_em(
             converged = True
             break
         run = em_at(state, run, inner_iter)
-    run = em_at(state, run, max_iter)  # to convergence at the learnt prior
+    run = em_at(state, run, max_iter, finish=True)  # to convergence at the learnt prior
     conc = group_concentration(state).reshape(D, G, K, K)
     run = dict(run)
     run["concentration"] = conc

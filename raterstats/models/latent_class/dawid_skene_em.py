@@ -21,7 +21,6 @@ from raterstats.models.latent_class.reference import (
     TableLayout,
     class_counts,
     ds_rating_table,
-    logsumexp_np,
     table_layout,
 )
 
@@ -51,7 +50,7 @@ def ds_em_run(
     P = data.n_patterns
     if lay is None:
         lay = table_layout(data, cell)
-    _, em_accumulate, _ = select_em_kernels(lay)
+    em_estep, em_accumulate, _ = select_em_kernels(lay)
     em_step = select_em_step(lay)
     e_cell = lay.e_row
     E = e_cell.size
@@ -193,10 +192,14 @@ def ds_em_run(
         values["confusion_logit_mean"] = logit_state[: D * E].reshape(D, E)
         sd = logit_state[D * E : 2 * D * E].reshape(D, E)
         values["rater_sd"] = sd if by_error else sd[:, 0]
+    # the marginal log-likelihood at the estimates: one E-step pass on their table
     params = {"confusion": values["confusion"][None], "prevalence": prev[None]}
-    joint = model.pattern_log_joint(params, data, lay)[0]
-    ll_plugin = float(np.dot(data.pattern_count, logsumexp_np(joint, axis=-1)))
-    return {**run, "values": values, "loglik": ll_plugin}
+    T_hat, log_prior_hat = model.draw_tables(params, data, lay)
+    ll_plugin = em_estep(
+        np.where(np.isfinite(T_hat[0]), T_hat[0], 0.0), log_prior_hat[0], lay.p_e, lay.p_start,
+        lay.pattern_dim, lay.pattern_w, mask, np.empty((P, K)),
+    )  # fmt: skip
+    return {**run, "values": values, "loglik": float(ll_plugin)}
 
 
 def cell_counts(M: np.ndarray, lay: TableLayout, n_cells: int, K: int) -> np.ndarray:
