@@ -168,10 +168,14 @@ def test_em_fit_on_the_threaded_pass_equals_the_numpy_fit(factory, monkeypatch):
 def test_unit_ids_of_whole_items_on_one_dimension(items):
     """One dimension, no segments: the ids are the items themselves unless one needs
     escaping; either way they equal ``unit_id``."""
-    from raterstats.models.latent_class.data import _unit_ids, text_array
+    from raterstats.models.latent_class.data import text_array
 
-    ids = _unit_ids(items, ("",) * len(items), np.zeros(len(items), dtype=int), ("d",))
-    assert list(ids) == [unit_id(i, None) for i in items]
+    frame = pl.DataFrame(
+        {"item": [i for i in items for _ in range(2)], "rater": ["r1", "r2"] * len(items),
+         "rating": ["0", "1"] * len(items)}
+    )  # fmt: skip
+    data = prepare_latent_class(read_ratings(frame, scale=NominalScale(["0", "1"])))
+    assert list(data.unit_ids) == [unit_id(i, None) for i in sorted(items)]
     assert text_array(("", "")).tolist() == ["", ""]
     assert text_array(items).tolist() == list(items)
     assert text_array(items).dtype == np.asarray(items, dtype=str).dtype
