@@ -181,6 +181,38 @@ def test_unit_ids_of_whole_items_on_one_dimension(items):
     assert text_array(items).dtype == np.asarray(items, dtype=str).dtype
 
 
+@pytest.mark.parametrize("shift", [0.0, -60.0, -800.0])
+def test_em_pass_in_probability_space_matches_log_space(shift):
+    """The compiled pass multiplies probabilities and takes one logarithm per run of
+    patterns; where a pattern's likelihood is tiny (``shift``: every log-probability
+    lowered, so that 3 ratings give 1e-78 or underflow) it redoes the pattern in log
+    space. Either way it equals the log-space NumPy reference, patterns of weight 1 and
+    above, a masked class and an impossible pattern included."""
+    rng = np.random.default_rng(7)
+    P, K, E = 400, 3, 30
+    p_start = np.r_[0, np.cumsum(rng.integers(1, 6, P))].astype(np.int64)
+    p_e = rng.integers(0, E, p_start[-1]).astype(np.int64)
+    T = np.log(rng.dirichlet(np.ones(K), E)) + shift
+    log_prior = np.log([[0.5, 0.3, 0.2]])
+    mask = np.ones((P, K), dtype=bool)
+    mask[::7, 1] = False
+    mask[5] = False  # a pattern with no possible class: the log-likelihood is -inf
+    w = rng.integers(1, 4, P).astype(float)
+    w[rng.random(P) < 0.6] = 1.0
+    args = (T, log_prior, p_e, p_start, np.zeros(P, dtype=np.int64), w, mask)
+    for m in (mask, np.ones((P, K), dtype=bool)):
+        a = (*args[:6], m)
+        out = [np.empty((P, K)), np.empty((E, K)), np.empty((1, K))]
+        ref = [np.empty((P, K)), np.empty((E, K)), np.empty((1, K))]
+        ll, ll_ref = nb.em_estep_counts(*a, *out), em_estep_counts_np(*a, *ref)
+        if m is mask:
+            assert ll == ll_ref == -np.inf
+        else:
+            assert np.isfinite(ll) and ll == pytest.approx(ll_ref, rel=1e-12)
+        for x, r in zip(out, ref, strict=True):
+            np.testing.assert_allclose(x, r, rtol=1e-10, atol=1e-13)
+
+
 def _old_order_units(frame: pl.DataFrame) -> list[str]:
     """Units in the order the exact string sort gives (item, segment, dimension)."""
     f = frame.with_columns(pl.col("segment").fill_null("")).sort("item", "segment", "dimension")

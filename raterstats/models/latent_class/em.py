@@ -163,14 +163,18 @@ class ChunkedEStep:
         if len(self._buffers) != n or self._buffers[0][0].shape != M.shape:
             self._buffers = [(np.empty_like(M), np.empty_like(cc)) for _ in range(n)]
 
+        with np.errstate(over="ignore"):
+            PT, prior = np.exp(T), np.exp(log_prior)
+
         def run(i: int) -> float:
             Mi, cci = self._buffers[i]
             lo, hi = self.bounds[i], self.bounds[i + 1]
             return float(
                 em_estep_counts_range(
-                    T, log_prior, p_e, p_start, pattern_dim, pattern_w, mask, q, Mi, cci, lo, hi
+                    T, log_prior, PT, prior, p_e, p_start, pattern_dim, pattern_w, mask, q,
+                    Mi, cci, lo, hi,
                 )
-            )
+            )  # fmt: skip
 
         if self.workers == 1:
             totals = [run(i) for i in range(n)]

@@ -125,6 +125,12 @@ def em_estep_accumulate(
     return total
 
 
+#: A pattern's likelihood (summed over the classes) below which the E-step redoes the
+#: pattern in log space (see :func:`em_estep_counts_range`); also the bound below which the
+#: running product of likelihoods is moved into the log-likelihood sum.
+PROB_MIN = 1e-150
+
+
 @njit(cache=True, nogil=True)
 def em_estep_counts(
     T: np.ndarray,
@@ -141,20 +147,20 @@ def em_estep_counts(
     """One pass over the pattern ratings for a whole EM iteration: :func:`em_estep_accumulate`
     (class posteriors ``q``, expected counts ``M (n_e, K)``, the weighted log marginal
     likelihood) and the expected class counts per dimension ``cc (D, K)`` (overwritten;
-    :func:`raterstats.models.latent_class.reference.class_counts` of ``q``).
-
-    Each pattern's log joint is built in a small buffer and the class at its maximum
-    costs no ``exp`` (it is 1), so a pattern of ``n`` ratings reads ``n`` table rows and
-    writes ``n`` rows of ``M`` with ``K - 1`` exponentials and one logarithm."""
+    :func:`raterstats.models.latent_class.reference.class_counts` of ``q``), by
+    :func:`em_estep_counts_range` over all the patterns."""
     return em_estep_counts_range(
-        T, log_prior, p_e, p_start, pattern_dim, pattern_w, mask, q, M, cc, 0, pattern_dim.size
-    )
+        T, log_prior, np.exp(T), np.exp(log_prior), p_e, p_start, pattern_dim, pattern_w,
+        mask, q, M, cc, 0, pattern_dim.size,
+    )  # fmt: skip
 
 
 @njit(cache=True, nogil=True)
 def em_estep_counts_range(
     T: np.ndarray,
     log_prior: np.ndarray,
+    PT: np.ndarray,
+    prior: np.ndarray,
     p_e: np.ndarray,
     p_start: np.ndarray,
     pattern_dim: np.ndarray,
@@ -168,52 +174,84 @@ def em_estep_counts_range(
 ) -> float:
     """:func:`em_estep_counts` of the patterns ``p0 .. p1 - 1`` only: their rows of ``q``,
     and ``M`` and ``cc`` (overwritten) summed over them alone, so that disjoint ranges run
-    at once on threads (the kernel releases the GIL) into buffers of their own."""
+    at once on threads (the kernel releases the GIL) into buffers of their own. ``PT`` and
+    ``prior`` are ``exp(T)`` and ``exp(log_prior)``.
+
+    A pattern's joint is the product of its ratings' probabilities (``PT``) and the prior,
+    with no ``exp`` per pattern; when it sums to less than :data:`PROB_MIN` over the classes
+    (many ratings, or near-impossible ones) the pattern is redone in log space (max-shifted,
+    as :func:`em_estep_counts_np`), where nothing underflows. The log-likelihood of the
+    patterns of weight 1 is taken as the log of running products of their likelihoods
+    (moved into the sum before the product falls below :data:`PROB_MIN`): one logarithm
+    per few dozen patterns. Both agree with the log-space reference to rounding (the tests
+    check 1e-12)."""
     K = T.shape[1]
     M[:] = 0.0
     cc[:] = 0.0
     v = np.empty(K)
     total = 0.0
+    prod = 1.0  # running product of the likelihoods of patterns of weight 1
     for p in range(p0, p1):
         d = pattern_dim[p]
         lo, hi = p_start[p], p_start[p + 1]
+        w = pattern_w[p]
+        acc = 0.0
         for t in range(K):
-            v[t] = log_prior[d, t]
+            v[t] = prior[d, t] if mask[p, t] else 0.0
         for r in range(lo, hi):
             e = p_e[r]
             for t in range(K):
-                v[t] += T[e, t]
-        m = -np.inf
-        top = -1
+                v[t] *= PT[e, t]
         for t in range(K):
-            if mask[p, t] and v[t] > m:
-                m = v[t]
-                top = t
-        if top < 0:  # no possible class of positive probability
-            for t in range(K):
-                q[p, t] = 0.0
-            total = -np.inf
-            continue
-        acc = 0.0
-        for t in range(K):
-            if t == top:
-                v[t] = 1.0
-            elif mask[p, t]:
-                v[t] = math.exp(v[t] - m)
-            else:
-                v[t] = 0.0
             acc += v[t]
-        w = pattern_w[p]
+        if PROB_MIN < acc < np.inf:
+            lp = 0.0
+            if w == 1.0:
+                prod *= acc
+                if prod < PROB_MIN:
+                    total += math.log(prod)
+                    prod = 1.0
+            else:
+                lp = math.log(acc)
+        else:  # in log space
+            for t in range(K):
+                v[t] = log_prior[d, t]
+            for r in range(lo, hi):
+                e = p_e[r]
+                for t in range(K):
+                    v[t] += T[e, t]
+            m = -np.inf
+            top = -1
+            for t in range(K):
+                if mask[p, t] and v[t] > m:
+                    m = v[t]
+                    top = t
+            if top < 0:  # no possible class of positive probability
+                for t in range(K):
+                    q[p, t] = 0.0
+                total = -np.inf
+                continue
+            acc = 0.0
+            for t in range(K):
+                if t == top:
+                    v[t] = 1.0
+                elif mask[p, t]:
+                    v[t] = math.exp(v[t] - m)
+                else:
+                    v[t] = 0.0
+                acc += v[t]
+            lp = m + math.log(acc)
+        inv = 1.0 / acc
         for t in range(K):
-            v[t] = v[t] / acc
+            v[t] = v[t] * inv
             q[p, t] = v[t]
             cc[d, t] += w * v[t]
         for r in range(lo, hi):
             e = p_e[r]
             for t in range(K):
                 M[e, t] += w * v[t]
-        total += w * (m + math.log(acc))
-    return total
+        total += w * lp
+    return total + math.log(prod)
 
 
 @njit(cache=True, nogil=True)
@@ -265,6 +303,7 @@ def pattern_posterior_draws(
 
 
 __all__ = [
+    "PROB_MIN",
     "em_accumulate",
     "em_estep",
     "em_estep_accumulate",
