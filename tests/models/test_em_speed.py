@@ -213,6 +213,32 @@ def test_em_pass_in_probability_space_matches_log_space(shift):
             np.testing.assert_allclose(x, r, rtol=1e-10, atol=1e-13)
 
 
+def test_em_kernels_load_in_the_background_once(monkeypatch):
+    """A fit whose layout may take the compiled path starts loading numba's kernels on a
+    thread while its data are prepared, once per process; a small one does not."""
+    import sys
+    import threading
+
+    started = []
+
+    class Spy(threading.Thread):
+        def start(self) -> None:
+            started.append(self)
+            super().start()
+
+    monkeypatch.setattr(em_mod.threading, "Thread", Spy)
+    monkeypatch.setattr(em_mod, "_KERNELS_REQUESTED", threading.Event())
+    assert em_mod.load_em_kernels_later(em_mod.EM_NUMPY_MAX) is False
+    assert not started
+    assert em_mod.load_em_kernels_later(em_mod.EM_NUMPY_MAX + 1) is True
+    assert em_mod.load_em_kernels_later(10 * em_mod.EM_NUMPY_MAX) is False  # started already
+    assert [t.name for t in started] == ["raterstats-em-kernels"]
+    assert not started[0].daemon  # the interpreter waits for it at exit
+    started[0].join(timeout=120)
+    assert not started[0].is_alive()
+    assert "raterstats.models.latent_class.kernels_em" in sys.modules
+
+
 def _old_order_units(frame: pl.DataFrame) -> list[str]:
     """Units in the order the exact string sort gives (item, segment, dimension)."""
     f = frame.with_columns(pl.col("segment").fill_null("")).sort("item", "segment", "dimension")

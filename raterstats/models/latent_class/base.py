@@ -17,7 +17,7 @@ import xarray as xr
 from raterstats.models.base import Model
 from raterstats.models.latent_class import modes, summaries
 from raterstats.models.latent_class.data import LatentClassData, prepare_latent_class
-from raterstats.models.latent_class.em import EM_NUMPY_MAX
+from raterstats.models.latent_class.em import EM_NUMPY_MAX, load_em_kernels_later
 from raterstats.models.latent_class.gibbs import (
     DEFAULT_INNER,
     DEFAULT_THIN,
@@ -68,6 +68,9 @@ class LatentClassModel(Model):
             raise ValueError("; ".join(problems))
 
     def prepare(self, ratings: Ratings) -> LatentClassData:
+        if isinstance(ratings, Ratings):  # a large fit: numba starts beside the preparation
+            levels = [len(getattr(s, "levels", ())) for s in ratings.scales.values()]
+            load_em_kernels_later(ratings.n_ratings * max(levels, default=0))
         return prepare_latent_class(
             ratings, repeats=self._options["repeats"], use_gold=self._options["use_gold"]
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -107,6 +108,46 @@ def select_em_step(lay: TableLayout, numpy_max: int = EM_NUMPY_MAX) -> Any:
     from raterstats.models.latent_class.kernels_em import em_estep_counts
 
     return em_estep_counts
+
+
+_KERNELS_REQUESTED = threading.Event()
+
+
+def load_em_kernels_later(size: int) -> bool:
+    """Load the compiled EM kernels on a background thread, once per process, when a fit
+    of ``size`` pattern ratings x classes (an upper bound, e.g. ratings x categories) may
+    take the compiled path (more than :data:`EM_NUMPY_MAX`): numba's import and the first
+    kernel read from its cache take about 0.4 s, which then overlap the data preparation
+    instead of following it. Returns whether a load was started. A failure is left for
+    the fit itself to raise, when it needs the kernels.
+
+    Examples
+    --------
+    >>> load_em_kernels_later(10)  # a small fit runs the NumPy reference
+    False
+    """
+    if size <= EM_NUMPY_MAX or _KERNELS_REQUESTED.is_set():
+        return False
+    _KERNELS_REQUESTED.set()
+
+    def work() -> None:
+        try:
+            from raterstats.models.latent_class.kernels_em import em_estep_counts
+
+            one = np.ones(1)
+            em_estep_counts(
+                np.zeros((1, 1)), np.zeros((1, 1)), np.zeros(1, dtype=np.int64),
+                np.array([0, 1], dtype=np.int64), np.zeros(1, dtype=np.int64), one,
+                np.ones((1, 1), dtype=bool), np.empty((1, 1)), np.empty((1, 1)),
+                np.empty((1, 1)),
+            )  # fmt: skip
+        except Exception:  # the fit raises it again when it needs the kernels
+            return
+
+    # not a daemon: a process that ends sooner waits for the load (under a second) rather
+    # than stopping numba in the middle of it
+    threading.Thread(target=work, name="raterstats-em-kernels", daemon=False).start()
+    return True
 
 
 class ChunkedEStep:
@@ -404,6 +445,7 @@ __all__ = [
     "RESTART_UNITS",
     "ChunkedEStep",
     "em_datatree",
+    "load_em_kernels_later",
     "record_restarts",
     "restart_subsample",
     "select_em_kernels",
