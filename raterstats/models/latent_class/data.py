@@ -507,9 +507,9 @@ def _unit_ids(
     """:func:`raterstats.schema.unit_id` of every unit (segment ``""``: a whole-item unit;
     the dimension only when there are several), computed as a polars column
     (:func:`raterstats.schema.unit_id_expr`)."""
-    if len(dims) == 1 and list(segments).count("") == len(segments):
+    if len(dims) == 1 and segments.count("") == len(segments):
         # whole items of one dimension: the ids are the items, unless one needs escaping
-        plain = pl.Series(list(items), dtype=pl.String)
+        plain = pl.Series(items, dtype=pl.String)
         if not plain.str.contains_any(_ID_SPECIAL).any():
             return tuple(items)
     frame = pl.DataFrame(
