@@ -181,9 +181,9 @@ def em_estep_counts_range(
     with no ``exp`` per pattern; when it sums to less than :data:`PROB_MIN` over the classes
     (many ratings, or near-impossible ones) the pattern is redone in log space (max-shifted,
     as :func:`em_estep_counts_np`), where nothing underflows. The log-likelihood of the
-    patterns of weight 1 is taken as the log of running products of their likelihoods
-    (moved into the sum before the product falls below :data:`PROB_MIN`): one logarithm
-    per few dozen patterns. Both agree with the log-space reference to rounding (the tests
+    patterns of weight 1 is taken as the log of running products of their likelihoods,
+    moved into the sum as soon as the product falls below :data:`PROB_MIN` (both factors
+    lie above it, so the product never underflows): one logarithm per few dozen patterns. Both agree with the log-space reference to rounding (the tests
     check 1e-12)."""
     K = T.shape[1]
     M[:] = 0.0
