@@ -183,8 +183,8 @@ def em_estep_counts_range(
     as :func:`em_estep_counts_np`), where nothing underflows. The log-likelihood of the
     patterns of weight 1 is taken as the log of running products of their likelihoods,
     moved into the sum as soon as the product falls below :data:`PROB_MIN` (both factors
-    lie above it, so the product never underflows): one logarithm per few dozen patterns. Both agree with the log-space reference to rounding (the tests
-    check 1e-12)."""
+    lie above it, so the product never underflows): one logarithm per few dozen patterns.
+    Both agree with the log-space reference to rounding (the tests check 1e-12)."""
     K = T.shape[1]
     M[:] = 0.0
     cc[:] = 0.0
