@@ -40,6 +40,7 @@ import xarray as xr
 
 from raterstats import schema as S
 from raterstats.checks import check_arguments
+from raterstats.health import ConvergenceWarning
 from raterstats.ratings import Ratings
 
 if TYPE_CHECKING:
@@ -331,7 +332,7 @@ def _heldout(
     folds: int,
     fraction: float,
     random_seed: int,
-) -> tuple[dict[str, np.ndarray | str], dict[str, float], int]:
+) -> tuple[dict[str, np.ndarray | str], dict[str, float], int, dict[str, str]]:
     from raterstats.models.base import ModelInputError
 
     fold = heldout_folds(ratings, folds=folds, fraction=fraction, random_seed=random_seed)
@@ -345,20 +346,26 @@ def _heldout(
     data = ratings.data
     scores: dict[str, np.ndarray | str] = {}
     seconds: dict[str, float] = {}
+    notes: dict[str, str] = {}
     units: tuple | None = None
     for name, model in models.items():
         t0 = time.perf_counter()
         total: np.ndarray | None = None
+        failed: list[str] = []  # the first health line of each training fit that fails
         try:
             for f in used:
                 keep = pl.Series(fold != f)
                 train = ratings.derive(
                     data.filter(keep), step=f"choose_model: held-out fold {f} removed"
                 )
-                dt = model.fit(
-                    train, method="em", random_seed=random_seed + f, progress=False,
-                    log_likelihood=True,
-                )  # fmt: skip
+                with warnings.catch_warnings():  # a failed check goes in the table's note
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    dt = model.fit(
+                        train, method="em", random_seed=random_seed + f, progress=False,
+                        log_likelihood=True,
+                    )  # fmt: skip
+                if not bool(dt.attrs.get("health_ok", True)):
+                    failed.append(str(dt.attrs.get("health", "")).splitlines()[0])
                 ll_train = np.asarray(dt["log_likelihood"]["ratings"].values).reshape(-1)
                 ll_full, ids = _unit_loglik(model, dt, ratings)
                 if units is None:
@@ -373,8 +380,13 @@ def _heldout(
         else:
             assert total is not None
             scores[name] = total
+            if failed:
+                notes[name] = (
+                    f"its fit fails its checks on {len(failed)} of {len(used)} training "
+                    f"set(s): {failed[0]}"
+                )
         seconds[name] = time.perf_counter() - t0
-    return scores, seconds, n_scored
+    return scores, seconds, n_scored, notes
 
 
 def _table(
@@ -537,7 +549,7 @@ def choose_model(
     )
     models = _candidates(candidates)
     if criterion == "heldout":
-        scores, seconds, n_scored = _heldout(
+        scores, seconds, n_scored, notes = _heldout(
             models, ratings, folds=folds, fraction=float(fraction), random_seed=random_seed
         )
         table, best = _table(
@@ -545,6 +557,7 @@ def choose_model(
             seconds,
             n_scored,
             {"criterion": "heldout", "folds": folds, "fraction": float(fraction)},
+            notes,
         )
         return ModelChoice(table=table, chosen=best, models=models)
     fit_kwargs = {"random_seed": random_seed} | fit_kwargs

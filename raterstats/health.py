@@ -118,9 +118,10 @@ class Health:
         """The ``fit_warning`` of a result computed from this fit (None when it is ok)."""
         if self.ok:
             return None
+        checks = "convergence checks" if self.method in MCMC_METHODS else "checks"
         return (
-            "computed from a fit that failed its convergence checks, not to be trusted until "
-            f"a refit passes: {self.lines[0]}"
+            f"computed from a fit that failed its {checks}, not to be trusted until a refit "
+            f"passes: {self.lines[0]}"
         )
 
     def uncertainty_note(self) -> str | None:
@@ -372,7 +373,9 @@ def assess_fit(
     dt : xr.DataTree
         A fit (``attrs["method"]``: ``"nuts"`` when absent).
     model_problems : sequence of str
-        Problems the model's own checks found (label switching), in words.
+        Problems the model's own checks found, in words: label switching of a sampled fit,
+        or a problem of the estimates whatever the method (GLAD's adversarial labelling);
+        a point estimate or an approximation with one fails too.
     rhat_max, ess_min, ebfmi_min : float
         Thresholds.
 
@@ -416,6 +419,16 @@ def assess_fit(
                     "posterior uncertainty"
                 )
                 + "; use method='nuts' for posterior statements",
+            ),
+        )
+    if model_problems and method not in MCMC_METHODS:  # e.g. GLAD's adversarial labelling
+        what = _POINT.get(method, f"{method.upper()} approximation")
+        return Health(
+            False,
+            method,
+            (
+                f"{what} failed the model's own checks: {'; '.join(model_problems)}",
+                "results computed from this fit are flagged",
             ),
         )
     if method in _POINT:
@@ -549,6 +562,7 @@ def fit_health(dt: xr.DataTree) -> Health:
         extra: list[str] = []
     else:
         extra = model.convergence_problems(dt) if method in MCMC_METHODS else []
+        extra += model.estimate_problems(dt)
     return assess_fit(dt, model_problems=extra)
 
 

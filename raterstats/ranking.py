@@ -340,15 +340,18 @@ def _raw_scores(
     n_boot: int,
     rng: np.random.Generator,
     random_seed: int,
-) -> xr.DataArray:
+) -> tuple[xr.DataArray, xr.DataTree | None]:
+    """The score draws of raw ratings by ``method``, and the fit behind them (None for the
+    raw methods)."""
     what = "rank_systems"
     if method not in RAW_METHODS:
         cls, fit_method = _rank_model(method)
         spec = cls()
         dt = spec.fit(ratings, method=fit_method, random_seed=random_seed)
-        return spec.system_score_draws(
+        draws = spec.system_score_draws(
             dt, score="", score_map=score_map, labels="map", n_boot=n_boot, max_draws=1, rng=rng
         )
+        return draws, dt
     if ratings.has_segments:
         raise ValueError(
             f"{what}: rank from whole-item ratings (filter a design or aggregate segments first)"
@@ -397,7 +400,7 @@ def _raw_scores(
         schemes[dim], redrawn = res.bootstrap, redrawn + res.redrawn
     draws = as_draws(np.stack(out, axis=1), res.systems, {"dimension": dims})
     draws.attrs.update(bootstrap=describe_bootstrap(schemes), bootstrap_redrawn=redrawn)
-    return draws
+    return draws, None
 
 
 def _undefined_scores(scores: xr.DataArray, what: str) -> None:
@@ -518,7 +521,8 @@ def rank_systems(
         ranked: ValueError naming it. A system whose score is the same in every draw
         (e.g. one with a single case) shows in ``score_constant`` /
         ``attrs["constant_scores"]`` and in the verdicts on its pairs. From a fit that fails
-        its convergence checks: ``attrs["fit_warning"]``; ``attrs["uncertainty_note"]`` says
+        its checks (one given, or the one a model ``method`` fits to raw ratings):
+        ``attrs["fit_warning"]``; ``attrs["uncertainty_note"]`` says
         what the intervals are when they are not posterior intervals (a bootstrap, a point
         estimate, a single draw), see :func:`raterstats.health.interval_note`.
 
@@ -535,8 +539,9 @@ def rank_systems(
     """
     check_counts(where="rank_systems", n_boot=(n_boot, 0), max_draws=(max_draws, 1))
     rng = np.random.default_rng(random_seed)
+    fitted = None  # the fit behind a ranking of raw ratings by a model
     if isinstance(source, Ratings):
-        draws = _raw_scores(
+        draws, fitted = _raw_scores(
             source, method, score_map, n_boot=n_boot, rng=rng, random_seed=random_seed
         )
         label = f"ratings ({method})"
@@ -573,6 +578,9 @@ def rank_systems(
     note = interval_note(None, n_draws=n, bootstrap=boot)
     if note:
         ds.attrs["uncertainty_note"] = note
+    warning = None if fitted is None else fit_health(fitted).fit_warning()
+    if warning is not None:  # e.g. a GLAD fit in an adversarial labelling
+        ds.attrs["fit_warning"] = warning
     return ds
 
 

@@ -196,3 +196,28 @@ def test_the_analysis_reports_the_choice_beside_its_fit(tmp_path) -> None:
     assert "The held-out ratings prefer **dawid_skene** (by " in section
     table = pl.read_csv(out / "model_choice.csv")
     assert table["model"].to_list()[0] == "dawid_skene" and table["rank"].to_list()[0] == 0
+
+
+def test_a_candidate_whose_training_fits_fail_their_checks_is_noted() -> None:
+    """Held-out comparison: GLAD's EM fits of the training sets land in a labelling with
+    mostly adversarial raters (two copies of a 7-rating design where the raters disagree on
+    every item they share), fail their own check, and the comparison's note says so instead
+    of warnings from inside it; MACE's fits pass and carry no note."""
+    import warnings
+
+    from raterstats.diagnostics import ConvergenceWarning
+
+    base = [("0", "s0", "r0", 5), ("1", "s1", "r0", 1), ("2", "s1", "r0", 2),
+            ("2", "s1", "r1", 1), ("3", "s2", "r0", 1), ("4", "s3", "r0", 2),
+            ("4", "s3", "r1", 1)]  # fmt: skip
+    rows = [(f"{b}-{i}", s, rater, v) for b in range(2) for (i, s, rater, v) in base]
+    frame = pl.DataFrame(rows, orient="row", schema=["item", "system", "rater", "rating"])
+    r = rs.read_ratings(frame, scale=rs.OrdinalScale.likert(5))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        choice = choose_model(r, candidates=["glad", "mace"], random_seed=0)
+    assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    notes = dict(choice.frame().select("model", "note").rows())
+    assert notes["mace"] == ""
+    assert notes["glad"].startswith("its fit fails its checks on 2 of 3 training set(s): ")
+    assert "ratings come from raters whose ability is negative (adversarial)" in notes["glad"]

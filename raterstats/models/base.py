@@ -242,6 +242,12 @@ class Model:
         switching of latent-class models), each problem in words; default: none."""
         return []
 
+    def estimate_problems(self, dt: xr.DataTree) -> list[str]:
+        """The model's own checks of its estimates, whatever the method (EM and MAP fits
+        too; e.g. GLAD's labelling in which most ratings come from adversarial raters),
+        each problem in words; default: none."""
+        return []
+
     def __init__(self, *, priors: Mapping[str, Any] | None = None, **options: Any) -> None:
         problems = []
         merged = dict(self.default_priors)
@@ -643,6 +649,7 @@ class Model:
             }
         )
         extra = self.convergence_problems(dt) if method in ("nuts", "gibbs") else []
+        extra += self.estimate_problems(dt)
         stamp_health(dt, assess_fit(dt, model_problems=extra))
         return dt
 

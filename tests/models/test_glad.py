@@ -270,7 +270,7 @@ def test_a_labelling_with_mostly_adversarial_raters_is_reported(em_fit):
     flipped["posterior"]["ability"] = -dt.posterior["ability"]
     assert adversarial_rating_share(flipped) == pytest.approx(1 - share)
     assert "adversarial" in adversarial_note(flipped)
-    assert any("adversarial" in p for p in GLAD().convergence_problems(flipped))
+    assert any("adversarial" in p for p in GLAD().estimate_problems(flipped))
 
 
 def test_card_names_the_posterior_variables(em_fit):

@@ -243,12 +243,13 @@ class GLAD(LatentClassModel):
             "typical_accuracy": xr.apply_ufunc(expit, posterior["ability"] * med),
         }
 
-    def convergence_problems(self, dt: xr.DataTree) -> list[str]:
-        """Label switching (the family's check) and a labelling in which most ratings come
-        from adversarial raters (:func:`adversarial_rating_share` above 1/2)."""
-        problems = super().convergence_problems(dt)
+    def estimate_problems(self, dt: xr.DataTree) -> list[str]:
+        """A labelling in which most ratings come from adversarial raters
+        (:func:`adversarial_rating_share` above 1/2), whatever the method: on the gold sets
+        of ``../shared/data`` only the EM fit that collapses (``zheng2017_relevance``,
+        accuracy 0.27, 61 %) has one; the other nine lie at 0-31 %."""
         note = adversarial_note(dt)
-        return [*problems, note] if note else problems
+        return [*super().estimate_problems(dt), note] if note else super().estimate_problems(dt)
 
     # ------------------------------------------------------------------ EM
 
