@@ -18,6 +18,7 @@ reusing the point functions of :mod:`raterstats.agreement.ranking`; it lives in
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Literal
 
@@ -30,7 +31,7 @@ from raterstats import schema as S
 from raterstats.checks import check_counts
 from raterstats.comparison_baselines import BASELINE_METHODS, baseline_score_draws
 from raterstats.comparisons import Comparisons
-from raterstats.health import fit_health, flag_result, interval_note
+from raterstats.health import ConvergenceWarning, fit_health, flag_result, interval_note
 from raterstats.intervals import SAMPLE_DIMS, eti
 from raterstats.models import Method, Model, model_class, model_from_datatree, registered_models
 from raterstats.ranking_concordance import RANKING_STATISTICS, ranking_agreement
@@ -347,7 +348,9 @@ def _raw_scores(
     if method not in RAW_METHODS:
         cls, fit_method = _rank_model(method)
         spec = cls()
-        dt = spec.fit(ratings, method=fit_method, random_seed=random_seed)
+        with warnings.catch_warnings():  # a failed check is the result's fit_warning
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            dt = spec.fit(ratings, method=fit_method, random_seed=random_seed)
         draws = spec.system_score_draws(
             dt, score="", score_map=score_map, labels="map", n_boot=n_boot, max_draws=1, rng=rng
         )
