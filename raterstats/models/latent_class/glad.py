@@ -248,8 +248,9 @@ class GLAD(LatentClassModel):
         (:func:`adversarial_rating_share` above 1/2), whatever the method: on the gold sets
         of ``../shared/data`` only the EM fit that collapses (``zheng2017_relevance``,
         accuracy 0.27, 61 %) has one; the other nine lie at 0-31 %."""
+        problems = super().estimate_problems(dt)
         note = adversarial_note(dt)
-        return [*super().estimate_problems(dt), note] if note else super().estimate_problems(dt)
+        return [*problems, note] if note else problems
 
     # ------------------------------------------------------------------ EM
 
