@@ -1,10 +1,11 @@
 """Benchmark: the ordinal rater model on the built-in clinical-QA study.
 
-Fits :class:`raterstats.OrdinalRaters` with default settings (NUTS by nutpie, 4 chains x
-1,500 draws after 400 tuning steps at the model's target acceptance rate) in a fresh
-process, and reports the wall time of that whole process (interpreter start, imports, the
-simulated study, the fit with everything it computes, numba cache warm) and of the fit call,
-the process's CPU time (all threads; on 2 cores the wall time of an unloaded machine is at
+Fits :class:`raterstats.OrdinalRaters` with default settings (NUTS by nutpie, 4 chains,
+400 tuning steps at the model's target acceptance rate, draws set by the fit's checks at
+the model's checkpoints: 1,000, 1,500, ... 4,000 per chain) in a fresh process, and
+reports the wall time of that whole process (interpreter start, imports, the simulated
+study, the fit with everything it computes, numba cache warm) and of the fit call, the
+process's CPU time (all threads; on 2 cores the wall time of an unloaded machine is at
 least half of it), the floor (gradient evaluations of the kept draws x the cost of one log
 density + gradient, over 2 cores; tuning is not stored), divergences, the largest R-hat and the
 smallest bulk / tail ESS over every reported parameter (rater severities and
@@ -38,7 +39,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from raterstats.models.ordinal import DIAGNOSED_PARAMETERS, DRAWS, TUNE  # noqa: E402
+from raterstats.models.ordinal import DIAGNOSED_PARAMETERS, TUNE  # noqa: E402
 
 # the parameters the demo and the tests diagnose, and the design means of log-discrimination
 REPORTED = (*DIAGNOSED_PARAMETERS, "log_discrimination_mean")
@@ -77,7 +78,7 @@ def gradient_cost_ms(ratings) -> float:
     return float(best)
 
 
-def run(adaptation: str, draws: int, tune: int, seed: int) -> dict[str, object]:
+def run(adaptation: str, draws: int | None, tune: int, seed: int) -> dict[str, object]:
     import arviz_stats as azs
 
     from raterstats.intervals import eti
@@ -95,7 +96,7 @@ def run(adaptation: str, draws: int, tune: int, seed: int) -> dict[str, object]:
     c0 = time.process_time()
     dt = OrdinalRaters().fit(
         study.ratings,
-        draws=draws,
+        draws=draws,  # None: the model's checkpoints
         tune=tune,
         chains=4,
         random_seed=seed,
@@ -192,7 +193,8 @@ def run(adaptation: str, draws: int, tune: int, seed: int) -> dict[str, object]:
     return {
         "reference": reference,
         "adaptation": adaptation,
-        "draws": draws,
+        "draws": int(dt.attrs["draws"]),
+        "checkpoints": dt["posterior"].attrs.get("checkpoints"),
         "tune": tune,
         "wall_s": wall,
         "cpu_s": cpu,
@@ -268,7 +270,8 @@ def write(results: list[dict[str, object]]) -> None:
     ]
     for r in results:
         lines.append(
-            f"| {r['adaptation']} | {r['draws']} / {r['tune']} | {r['target_accept']} | "
+            f"| {r['adaptation']} | {r['draws']}{' (checkpoints)' if r.get('checkpoints') else ''}"
+            f" / {r['tune']} | {r['target_accept']} | "
             f"{r['load']} | {r['process_wall_s']:.1f} | {r['wall_s']:.1f} | {r['cpu_s']:.0f} | "
             f"{r['sampling_s']:.1f} | {r['gradient_ms']:.3f} | {r['draw_gradients']:,} | "
             f"{r['draw_gradients'] * r['gradient_ms'] / 1e3 / 2:.1f} | {r['health_ok']} | "
@@ -279,6 +282,13 @@ def write(results: list[dict[str, object]]) -> None:
             f"{r['system_order']} |"
         )
     last = results[-1]
+    for r in results:
+        if r.get("checkpoints"):
+            record = json.loads(str(r["checkpoints"]))
+            lines.append(
+                f"\n`{r['adaptation']}`: draws set by the model's checkpoints: "
+                + "; ".join(f"{x['draws']:,} per chain: {x['verdict']}" for x in record)
+            )
     lines += [
         "",
         "Model-implied reliability (posterior mean) vs the simulation's truth, and "
@@ -309,7 +319,9 @@ def write(results: list[dict[str, object]]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--adaptation", nargs="+", default=["diag"])
-    ap.add_argument("--draws", type=int, default=DRAWS, help="default: the model's own")
+    ap.add_argument(
+        "--draws", type=int, default=None, help="default: the model's own (its checkpoints)"
+    )
     ap.add_argument("--tune", type=int, default=TUNE, help="default: the model's own")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--no-write", action="store_true")
@@ -359,8 +371,7 @@ def main() -> None:
             "--child",
             "--adaptation",
             a,
-            "--draws",
-            str(args.draws),
+            *(["--draws", str(args.draws)] if args.draws is not None else []),
             "--tune",
             str(args.tune),
             "--seed",

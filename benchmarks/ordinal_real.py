@@ -1,7 +1,8 @@
 """Benchmark: the ordinal rater model at its defaults on high-agreement and real data (issue 19),
 run by ``benchmarks/ordinal.py --real``.
 
-Fits ``OrdinalRaters()`` with default settings (NUTS, 4 chains x 1,500 draws) in a fresh
+Fits ``OrdinalRaters()`` with default settings (NUTS, 4 chains, draws set by the fit's
+checks at the model's checkpoints, 1,000 to 4,000 per chain) in a fresh
 Python process per study, after a warm-up process has filled numba's disk cache, on the
 high-agreement simulation (``raterstats.simulate.high_agreement_study()``) and on the real
 ordinal sets found in the data folder (``../shared/data`` beside the repository by default:
@@ -117,6 +118,8 @@ def child(study: str, data_dir: Path) -> None:
         "max_rhat": float(np.nanmax(summ["r_hat"].to_numpy(dtype=float))),
         "min_ess_bulk": float(np.nanmin(summ["ess_bulk"].to_numpy(dtype=float))),
         "draw_gradients": int(dt["sample_stats"]["n_steps"].sum()),
+        "draws": int(dt.attrs["draws"]),
+        "checkpoints": json.loads(dt["posterior"].attrs.get("checkpoints", "[]")),
         "health_ok": bool(dt.attrs.get("health_ok")),
         "dimensions": dims,
     }
@@ -171,7 +174,7 @@ def write_section(results: list[dict[str, object]], missing: list[str]) -> None:
     import nutpie
 
     import raterstats
-    from raterstats.models.ordinal import DRAWS, TUNE
+    from raterstats.models.ordinal import CHECKPOINTS, TUNE
 
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
@@ -185,8 +188,11 @@ def write_section(results: list[dict[str, object]], missing: list[str]) -> None:
         f"- machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; raterstats {raterstats.__version__}, nutpie "
         f"{nutpie.__version__}",
-        f"- fit: `OrdinalRaters()` at its defaults (NUTS, 4 chains x {DRAWS:,} draws after "
-        f"{TUNE} tuning steps, nutpie, compiled density), each in a fresh process after a "
+        f"- fit: `OrdinalRaters()` at its defaults (NUTS, 4 chains, {TUNE} tuning steps, "
+        "nutpie, compiled density; draws per chain set by the fit's own checks at the "
+        f"checkpoints {', '.join(f'{c:,}' for c in CHECKPOINTS)}: the sample stops at the "
+        "first where it passes, or where divergences appear; `draws` below), each in a "
+        "fresh process after a "
         "warm-up process filled numba's cache; `fit` is the fit call; load = 1-minute load "
         "average at the start / end of the fit (2 cores: above 2 means other processes "
         "competed for them); R-hat and bulk ESS over the diagnosed parameters (rater facets, "
@@ -203,18 +209,24 @@ def write_section(results: list[dict[str, object]], missing: list[str]) -> None:
         "`dialsummeval_campus`, `summeval_op`, `dialsummeval_amt` from `../shared/data`",
         "- reproduce: `python benchmarks/ordinal.py --real` (or `--data-dir DIR`)",
         "",
-        "| study | ratings | systems | units | load | fit (s) | divergences | max R-hat | "
-        "min bulk ESS | draw gradients | passes its checks |",
-        "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---|",
+        "| study | ratings | systems | units | load | fit (s) | draws | divergences | "
+        "max R-hat | min bulk ESS | draw gradients | passes its checks |",
+        "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in results:
         units = ", ".join(f"{u:g}" for u in r["units"])  # type: ignore[attr-defined]
         lines.append(
             f"| `{r['study']}` | {r['ratings']:,} | {r['systems']} | {units} | {r['load']} | "
-            f"{float(r['fit_s']):.0f} | {r['divergences']} | {float(r['max_rhat']):.3f} | "  # type: ignore[arg-type]
+            f"{float(r['fit_s']):.0f} | {int(r.get('draws', 0)):,} | "  # type: ignore[call-overload]
+            f"{r['divergences']} | {float(r['max_rhat']):.3f} | "  # type: ignore[arg-type]
             f"{float(r['min_ess_bulk']):.0f} | {int(r['draw_gradients']):,} | "  # type: ignore[call-overload]
             f"{'yes' if r['health_ok'] else 'no'} |"
         )
+    lines += [""] + [
+        f"- `{r['study']}`, checkpoints: "
+        + "; ".join(f"{x['draws']:,} {x['verdict']}" for x in r.get("checkpoints") or [])  # type: ignore[attr-defined]
+        for r in results
+    ]
     lines += [
         "",
         "| study | dimension | Kendall tau (fair avg. vs mean rating) | range fair / raw | "

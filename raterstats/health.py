@@ -20,11 +20,12 @@ and ``uncertainty_note`` (when the fit is a point estimate or an approximation).
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -510,6 +511,26 @@ def assess_fit(
     return Health(False, method, tuple(lines))
 
 
+def checkpoints_line(attrs: Mapping[str, Any]) -> str:
+    """The line of a fit's health that says where a sample with checkpoints stopped and
+    why (``posterior.attrs`` of :func:`raterstats.inference.run_density`).
+
+    Examples
+    --------
+    >>> checkpoints_line({"checkpoints_planned": "[1000, 1500, 4000]", "checkpoints":
+    ...     '[{"draws": 1000, "verdict": "sampled on"}, '
+    ...     '{"draws": 1500, "verdict": "passed its checks"}]'})  # doctest: +NORMALIZE_WHITESPACE
+    'draws per chain set by checkpoints (1,000, 1,500, 4,000): 1,000 sampled on;
+    stopped at 1,500: passed its checks'
+    """
+    planned = ", ".join(f"{int(d):,}" for d in json.loads(str(attrs["checkpoints_planned"])))
+    record = json.loads(str(attrs["checkpoints"]))
+    steps = [f"{int(r['draws']):,} {r['verdict']}" for r in record[:-1]]
+    last = record[-1]
+    steps.append(f"stopped at {int(last['draws']):,}: {last['verdict']}")
+    return f"draws per chain set by checkpoints ({planned}): " + "; ".join(steps)
+
+
 #: the package's folder: a fit's warning points at the first caller outside it
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -654,6 +675,7 @@ __all__ = [
     "Health",
     "ParameterChecks",
     "assess_fit",
+    "checkpoints_line",
     "empty_parameter_table",
     "fit_health",
     "flag_result",

@@ -22,12 +22,15 @@ seeded from it deterministically).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import json
 import os
+import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -435,19 +438,193 @@ def _nutpie_c_model(density: Density, seed: int) -> Any:
     )
 
 
+#: seconds between looks at the chains' progress while a sample waits for a checkpoint
+WATCH_SECONDS = 0.2
+
+#: a checkpoint's verdict: why the sample stops there, or None to sample on
+Verdict = Callable[[xr.DataTree], "str | None"]
+
+
+def _sampler_finished(sampler: Any) -> bool:
+    """Whether a non-blocking nutpie sampler has finished; its error, if it failed, is
+    raised (nutpie's ``is_finished`` raises ``TimeoutError`` while the chain still runs)."""
+    try:
+        return bool(sampler.is_finished)
+    except TimeoutError:
+        return False
+
+
+def chain_seeds(seed: int, chains: int) -> list[int]:
+    """The seed of each chain of a sample with checkpoints (one nutpie sampler per chain).
+
+    Examples
+    --------
+    >>> chain_seeds(1, 2) == chain_seeds(1, 2) != chain_seeds(2, 2)
+    True
+    """
+    return [int(x) for x in np.random.SeedSequence([int(seed), 8]).generate_state(chains)]
+
+
+class _Chain:
+    """One chain of a watched sample: its own non-blocking nutpie sampler, started on
+    demand, and its draws after tuning (nutpie's progress callback, on nutpie's thread)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+        self.sampler: Any = None
+        self.done = 0
+        self.running = False
+        self.finished = False
+        self.trace: Any = None
+
+    def start_or_resume(self) -> None:
+        if self.sampler is None:
+            self.sampler = self.make()
+        else:
+            self.sampler.resume()
+        self.running = True
+
+    def pause(self) -> None:
+        self.sampler.pause()
+        self.running = False
+
+
+def _nutpie_until(
+    make_model: Callable[[int], Any],
+    *,
+    checkpoints: Sequence[int],
+    tune: int,
+    chains: int,
+    seed: int,
+    cores: int,
+    verdict: Callable[[xr.DataTree, int], str | None],
+    progress: bool,
+    **kwargs: Any,
+) -> tuple[xr.DataTree, int, list[dict[str, Any]]]:
+    """NUTS by nutpie up to ``checkpoints[-1]`` draws per chain, stopping at the first
+    checkpoint ``c`` where ``verdict(trace, c)`` gives a reason.
+
+    Each chain is its own nutpie sampler (``make_model(chain_seed)``, one chain, seeded by
+    :func:`chain_seeds`), paused when it reaches a checkpoint, so that a chain that is
+    ahead never takes the cores from one still on its way; at most ``cores`` chains run at
+    once. The verdict at ``c`` reads the first ``c`` draws of every chain, and a chain's
+    draws do not depend on when it is paused, so the result depends on the seed alone,
+    never on the timing. Returns the trace (``posterior`` and ``sample_stats``, chains
+    ``0..chains-1``, all draws so far), the draws to keep per chain, and what each
+    checkpoint found."""
+    seeds = chain_seeds(seed, chains)
+
+    def maker(i: int, chain: _Chain) -> Callable[[], Any]:
+        def watch(progress: Any) -> None:  # nutpie's thread; finished_draws counts tuning
+            chain.done = max(0, int(progress[0].finished_draws) - int(tune))
+
+        def make() -> Any:
+            return _nutpie_sample(
+                make_model(seeds[i]),
+                draws=int(checkpoints[-1]),
+                tune=int(tune),
+                chains=1,
+                cores=1,
+                seed=seeds[i],
+                blocking=False,
+                progress_callback=watch,
+                progress_rate=int(WATCH_SECONDS * 1000),
+                **kwargs,
+            )
+
+        return make
+
+    run: list[_Chain] = []
+    for i in range(int(chains)):
+        run.append(_Chain(lambda: None))
+        run[i].make = maker(i, run[i])
+
+    last = int(checkpoints[-1])
+
+    def reach(c: int) -> None:
+        """Run the chains, at most ``cores`` at once, until each has ``c`` draws."""
+        while any(ch.done < c for ch in run):
+            for ch in run:
+                if not ch.running:
+                    continue
+                if _sampler_finished(ch.sampler):  # every draw it was asked for
+                    ch.running, ch.finished, ch.done = False, True, last
+                elif ch.done >= c:
+                    ch.pause()
+            waiting = [ch for ch in run if not ch.running and ch.done < c]
+            for ch in waiting[: max(0, int(cores) - sum(ch.running for ch in run))]:
+                ch.start_or_resume()
+            if any(ch.done < c for ch in run):
+                time.sleep(WATCH_SECONDS)
+
+    def traces(c: int, stop: bool) -> xr.DataTree:
+        parts = []
+        for ch in run:
+            if ch.finished:  # its results can be taken once
+                ch.trace = ch.trace if ch.trace is not None else ch.sampler.wait()
+                parts.append(ch.trace)
+            else:
+                parts.append(ch.sampler.wait() if stop else ch.sampler.inspect())
+        groups = {}
+        for g in ("posterior", "sample_stats"):
+            ds = [p[g].to_dataset().isel(draw=slice(0, c)) for p in parts]
+            ds = [d.assign_coords(chain=[i]) for i, d in enumerate(ds)]
+            groups[g] = xr.DataTree(xr.concat(ds, dim="chain"))
+        return xr.DataTree(children=groups)
+
+    record: list[dict[str, Any]] = []
+    try:
+        for c in checkpoints[:-1]:
+            reach(int(c))
+            trace = traces(int(c), stop=False)
+            why = verdict(trace, int(c))
+            record.append({"draws": int(c), "verdict": why or "sampled on"})
+            if progress:
+                print(f"NUTS, {int(c):,} draws per chain: {why or 'sampled on'}", file=sys.stderr)
+            if why:  # the chains' first c draws are in hand: the rest are not needed
+                for ch in run:
+                    if not ch.finished:
+                        ch.sampler.cancel()
+                return trace, int(c), record
+        reach(last)
+        record.append({"draws": last, "verdict": "the last checkpoint"})
+        return traces(last, stop=True), last, record
+    except BaseException as e:
+        for ch in run:
+            if ch.sampler is not None:
+                with contextlib.suppress(BaseException):  # it may have stopped already
+                    ch.sampler.cancel()
+        if type(e).__name__ == "PanicException":
+            raise RuntimeError(f"the nutpie sampler stopped with an internal error ({e})") from e
+        raise
+
+
 def run_density(
     density: Density,
     *,
-    draws: int = D.DRAWS,
+    draws: int | Sequence[int] = D.DRAWS,
     tune: int = D.TUNE,
     chains: int = D.CHAINS,
     random_seed: int | None = D.RANDOM_SEED,
     progress: bool = True,
     target_accept: float | None = None,
     cores: int | None = None,
+    until: Verdict | None = None,
     **kwargs: Any,
 ) -> xr.DataTree:
     """NUTS (nutpie) on a :class:`Density`; same result shape as :func:`run_inference`.
+
+    ``draws`` is the number of draws per chain, or a tuple of checkpoints (strictly
+    increasing draws per chain) with ``until``: the sample then stops at the first
+    checkpoint ``c`` where ``until(fit)`` returns a reason (a string), ``fit`` being this
+    function's result for the first ``c`` draws of every chain; the last checkpoint ends
+    it in any case. Each chain is then its own nutpie sampler, seeded by
+    :func:`chain_seeds` and paused at each checkpoint until the others get there (at
+    most ``cores`` at once; default: all chains side by side). The result depends on the
+    seed only: the draws kept are the first ``c`` of each chain, the same as those of a
+    run with ``draws=(c,)`` (not those of ``draws=c``, whose chains nutpie seeds
+    itself). ``posterior.attrs["checkpoints"]`` records each checkpoint's
+    verdict (JSON), ``posterior.attrs["checkpoints_planned"]`` the tuple.
 
     Examples
     --------
@@ -457,6 +634,10 @@ def run_density(
     >>> dt = run_density(d, draws=50, tune=50, chains=1, random_seed=1, progress=False)
     >>> dict(dt.posterior.sizes)
     {'chain': 1, 'draw': 50}
+    >>> dt = run_density(d, draws=(20, 50), tune=50, chains=2, random_seed=1,
+    ...                  progress=False, until=lambda fit: "enough")
+    >>> dict(dt.posterior.sizes), dt.posterior.attrs["checkpoints"]
+    ({'chain': 2, 'draw': 20}, '[{"draws": 20, "verdict": "enough"}]')
     """
     from nutpie.compiled_pyfunc import from_pyfunc
 
@@ -472,105 +653,133 @@ def run_density(
             cores=cores,
             progress=progress,
             options=kwargs,
-        )
+        ),
+        None
+        if isinstance(draws, int | np.integer) or until is not None
+        else "draws as checkpoints needs until= (the verdict at each checkpoint)",
     )
     seed = resolve_seed(random_seed)
     names = list(density.var_shapes)
     sample_kw = {**(density.sampler_defaults or {}), **kwargs}
     if target_accept is not None:
         sample_kw["target_accept"] = target_accept
-    if density.c_logp is not None and density.c_data is not None:
-        t0 = time.perf_counter()
-        raw = _nutpie_sample(
-            _nutpie_c_model(density, seed),
-            draws=int(draws),
-            tune=int(tune),
-            chains=int(chains),
-            cores=_n_cores(chains, cores),
-            seed=seed,
-            progress_bar=progress,
-            save_warmup=False,
-            **sample_kw,
-        )
-        assert isinstance(raw, xr.DataTree)
-        seconds = time.perf_counter() - t0
-        xs = np.asarray(raw["posterior"].to_dataset()["__x"].values)  # (chain, draw, ndim)
-        n_chain, n_draw = xs.shape[:2]
-        flat = xs.reshape(-1, xs.shape[-1])
-        if density.expand_draws is not None:
-            batch = density.expand_draws(flat)
+    checkpoints = None if isinstance(draws, int | np.integer) else tuple(int(d) for d in draws)
+    compiled_c = density.c_logp is not None and density.c_data is not None
+
+    def finish(raw: xr.DataTree, n_draw: int, seconds: float) -> xr.DataTree:
+        raw = raw.isel(draw=slice(0, n_draw))
+        if not compiled_c:
+            out = _finish_nuts(raw, seconds, "nutpie")
+            pds = out["posterior"].to_dataset()
+            pds = pds.assign_coords(
+                {k: np.asarray(v) for k, v in density.coords.items() if k in pds.dims}
+            )
+            out["posterior"] = xr.DataTree(pds)
         else:
-            expanded = [density.expand(v) for v in flat]
-            batch = {k: np.stack([np.asarray(e[k], float) for e in expanded]) for k in names}
-        values = {
-            k: np.asarray(batch[k], float).reshape(n_chain, n_draw, *density.var_shapes[k])
-            for k in names
-        }
-        rp = raw["posterior"].to_dataset()
-        post_ds = (
-            assemble_datatree(values, density.var_dims, density.coords)["posterior"]
-            .to_dataset()
-            .assign_coords(chain=rp["chain"].values, draw=rp["draw"].values)
-        )
-        out = xr.DataTree()
-        out["posterior"] = xr.DataTree(post_ds)
-        out["sample_stats"] = xr.DataTree(_clean_stats(raw["sample_stats"].to_dataset()))
+            xs = np.asarray(raw["posterior"].to_dataset()["__x"].values)  # (chain, draw, ndim)
+            n_chain = xs.shape[0]
+            flat = xs.reshape(-1, xs.shape[-1])
+            if density.expand_draws is not None:
+                batch = density.expand_draws(flat)
+            else:
+                expanded = [density.expand(v) for v in flat]
+                batch = {k: np.stack([np.asarray(e[k], float) for e in expanded]) for k in names}
+            values = {
+                k: np.asarray(batch[k], float).reshape(n_chain, n_draw, *density.var_shapes[k])
+                for k in names
+            }
+            rp = raw["posterior"].to_dataset()
+            post_ds = (
+                assemble_datatree(values, density.var_dims, density.coords)["posterior"]
+                .to_dataset()
+                .assign_coords(chain=rp["chain"].values, draw=rp["draw"].values)
+            )
+            out = xr.DataTree()
+            out["posterior"] = xr.DataTree(post_ds)
+            out["sample_stats"] = xr.DataTree(_clean_stats(raw["sample_stats"].to_dataset()))
+            out["posterior"].attrs.update({"sampling_time": seconds, "sampler": "nutpie"})
         out["posterior"].attrs.update(
             {
-                "sampling_time": seconds,
-                "sampler": "nutpie",
                 "adaptation": str(sample_kw.get("adaptation", "diag")),
                 "target_accept": float(sample_kw.get("target_accept", 0.8)),
             }
         )
         return out
 
-    def make_logp_fn() -> Callable[..., tuple[float, np.ndarray]]:
-        def logp(x: np.ndarray, **shared: Any) -> tuple[float, np.ndarray]:
-            return density.logp_grad(x)
+    def make_model(model_seed: int) -> Any:
+        if compiled_c:
+            return _nutpie_c_model(density, model_seed)
 
-        return logp
+        def make_logp_fn() -> Callable[..., tuple[float, np.ndarray]]:
+            def logp(x: np.ndarray, **shared: Any) -> tuple[float, np.ndarray]:
+                return density.logp_grad(x)
 
-    def make_expand_fn(seed1: int, seed2: int, chain: int) -> Callable[..., dict[str, Any]]:
-        def expand(x: np.ndarray, **shared: Any) -> dict[str, Any]:
-            vals = density.expand(x)
-            return {n: np.asarray(vals[n], dtype="float64", order="C") for n in names}
+            return logp
 
-        return expand
+        def make_expand_fn(seed1: int, seed2: int, chain: int) -> Callable[..., dict[str, Any]]:
+            def expand(x: np.ndarray, **shared: Any) -> dict[str, Any]:
+                vals = density.expand(x)
+                return {n: np.asarray(vals[n], dtype="float64", order="C") for n in names}
 
-    def make_initial_point(s: int) -> np.ndarray:
-        return np.asarray(density.initial_point(np.random.default_rng([seed, int(s)])), float)
+            return expand
 
-    compiled = from_pyfunc(
-        ndim=density.ndim,
-        make_logp_fn=make_logp_fn,
-        make_expand_fn=make_expand_fn,
-        expanded_dtypes=[np.dtype("float64")] * len(names),
-        expanded_shapes=[tuple(density.var_shapes[n]) for n in names],
-        expanded_names=names,
-        coords={k: [str(x) for x in v] for k, v in density.coords.items()},
-        dims={n: tuple(density.var_dims[n]) for n in names},
-        make_initial_point_fn=make_initial_point,
-    )
+        def make_initial_point(s: int) -> np.ndarray:
+            rng = np.random.default_rng([model_seed, int(s)])
+            return np.asarray(density.initial_point(rng), float)
+
+        return from_pyfunc(
+            ndim=density.ndim,
+            make_logp_fn=make_logp_fn,
+            make_expand_fn=make_expand_fn,
+            expanded_dtypes=[np.dtype("float64")] * len(names),
+            expanded_shapes=[tuple(density.var_shapes[n]) for n in names],
+            expanded_names=names,
+            coords={k: [str(x) for x in v] for k, v in density.coords.items()},
+            dims={n: tuple(density.var_dims[n]) for n in names},
+            make_initial_point_fn=make_initial_point,
+        )
+
     t0 = time.perf_counter()
-    dt = _nutpie_sample(
-        compiled,
-        draws=int(draws),
+    common = {"seed": seed, "progress_bar": progress, "save_warmup": False, **sample_kw}
+    if checkpoints is None:
+        raw = _nutpie_sample(
+            make_model(seed),
+            draws=int(draws),  # type: ignore[arg-type]  # an int here
+            tune=int(tune),
+            chains=int(chains),
+            cores=_n_cores(chains, cores),
+            **common,
+        )
+        assert isinstance(raw, xr.DataTree)  # blocking=True returns the trace
+        return finish(raw, int(raw["posterior"].sizes["draw"]), time.perf_counter() - t0)
+    assert until is not None  # checked above
+    verdict = until
+
+    judged: dict[int, xr.DataTree] = {}  # the fit at each checkpoint, kept if it stops there
+
+    def judge(trace: xr.DataTree, c: int) -> str | None:
+        judged.clear()
+        judged[c] = finish(trace, c, time.perf_counter() - t0)
+        return verdict(judged[c])
+
+    common.pop("seed")
+    common["progress_bar"] = False  # one bar per chain would garble the terminal
+    raw, n_draw, record = _nutpie_until(
+        make_model,
+        checkpoints=checkpoints,
         tune=int(tune),
         chains=int(chains),
-        cores=_n_cores(chains, cores),
         seed=seed,
-        progress_bar=progress,
-        save_warmup=False,
-        **sample_kw,
+        cores=int(cores) if cores is not None else int(chains),
+        verdict=judge,
+        progress=progress,
+        **common,
     )
-    assert isinstance(dt, xr.DataTree)
-    out = _finish_nuts(dt, time.perf_counter() - t0, "nutpie")
-    pds = out["posterior"].to_dataset()
-    pds = pds.assign_coords({k: np.asarray(v) for k, v in density.coords.items() if k in pds.dims})
-    pds.attrs["adaptation"] = str(sample_kw.get("adaptation", "diag"))
-    pds.attrs["target_accept"] = float(sample_kw.get("target_accept", 0.8))
-    out["posterior"] = xr.DataTree(pds)
+    seconds = time.perf_counter() - t0
+    out = judged[n_draw] if n_draw in judged else finish(raw, n_draw, seconds)
+    out["posterior"].attrs["sampling_time"] = seconds
+    out["posterior"].attrs["checkpoints"] = json.dumps(record)
+    out["posterior"].attrs["checkpoints_planned"] = json.dumps(list(checkpoints))
     return out
 
 

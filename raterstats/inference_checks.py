@@ -7,8 +7,11 @@ seed, target acceptance, cores, engine options), checked before anything is comp
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
+
+import numpy as np
 
 from raterstats.checks import (
     choice_problem,
@@ -76,7 +79,8 @@ def sampler_argument_problems(
     good), checked without compiling anything.
 
     The rules: ``method`` one of ``methods``; ``sampler`` one of :data:`SAMPLERS`;
-    ``draws`` and ``chains`` integers of at least 1; ``tune`` an integer of at least 0,
+    ``draws`` and ``chains`` integers of at least 1 (``draws`` may also be a tuple of
+    checkpoints with NUTS by nutpie: :func:`draws_problem`); ``tune`` an integer of at least 0,
     and at least 1 for NUTS by nutpie (nutpie adapts its step size and mass matrix during
     tuning and stops with an internal error without it; ``sampler="pymc"`` runs NUTS with
     ``tune=0``, at its initial step size and unit mass matrix); ``random_seed`` None or an
@@ -103,7 +107,7 @@ def sampler_argument_problems(
     problems = [
         choice_problem("method", method, methods),
         choice_problem("sampler", sampler, SAMPLERS),
-        integer_problem("draws", draws, minimum=1),
+        draws_problem(draws, method=method, sampler=sampler),
         integer_problem("tune", tune, minimum=0),
         integer_problem("chains", chains, minimum=1),
         seed_problem("random_seed", random_seed),
@@ -152,6 +156,40 @@ def sampler_argument_problems(
     return [p for p in problems if p is not None]
 
 
+def draws_problem(draws: Any, *, method: Any = "nuts", sampler: Any = "nutpie") -> str | None:
+    """The problem of a ``draws`` argument, or None: an integer of at least 1, or, with
+    ``method="nuts"`` and ``sampler="nutpie"``, a tuple or list of checkpoints: strictly
+    increasing integers of at least 1 (the fit samples until it passes its checks at one
+    of them; :func:`raterstats.inference.run_density`).
+
+    Examples
+    --------
+    >>> draws_problem((1000, 1500)) is None
+    True
+    >>> print(draws_problem((1500, 1000)))  # doctest: +NORMALIZE_WHITESPACE
+    draws as checkpoints must be strictly increasing integers of at least 1,
+    not (1500, 1000) (tuple)
+    >>> print(draws_problem([500, 1000], method="map"))  # doctest: +NORMALIZE_WHITESPACE
+    draws as checkpoints (a sample that stops once its checks pass) needs method='nuts'
+    and sampler='nutpie', not method='map'
+    """
+    if not isinstance(draws, tuple | list):
+        return integer_problem("draws", draws, minimum=1)
+    ints = all(isinstance(d, int | np.integer) and not isinstance(d, bool) for d in draws)
+    if not draws or not ints or draws[0] < 1 or any(b <= a for a, b in itertools.pairwise(draws)):
+        return (
+            "draws as checkpoints must be strictly increasing integers of at least 1, "
+            f"not {shown(draws)}"
+        )
+    if method != "nuts" or sampler != "nutpie":
+        return (
+            "draws as checkpoints (a sample that stops once its checks pass) needs "
+            f"method='nuts' and sampler='nutpie', not method={method!r}"
+            + (f", sampler={sampler!r}" if method == "nuts" else "")
+        )
+    return None
+
+
 def keyword_names(fn: Any, skip: tuple[str, ...]) -> tuple[str, ...] | None:
     """The keyword-only options ``fn`` names (less ``skip``); ``None`` when it names none
     and takes ``**options`` only (then options are not checked before the call): the
@@ -173,6 +211,7 @@ __all__ = [
     "ENGINE_OPTIONS",
     "METHODS",
     "SAMPLERS",
+    "draws_problem",
     "keyword_names",
     "sampler_argument_problems",
 ]

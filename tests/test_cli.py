@@ -677,9 +677,10 @@ def test_designs_from_a_categorical_fit_matches_the_library(tmp_path):
 def test_fit_settings_leave_draws_to_the_model_unless_given():
     """``fit`` / ``labels`` pass draws, tuning steps and chains only when the command line or
     the study file gives them, so that a model's own defaults apply (the ordinal model's
-    1,500 draws after 400 tuning steps, not the package's 1,000 / 500)."""
+    draws set by its checkpoints after 400 tuning steps, not the package's 1,000 / 500)."""
     from raterstats.cli.labels_command import settings_from_study
     from raterstats.cli.study import Study
+    from raterstats.models.ordinal import CHECKPOINTS as ORDINAL_CHECKPOINTS
     from raterstats.models.ordinal import DRAWS as ORDINAL_DRAWS
     from raterstats.models.ordinal import TUNE as ORDINAL_TUNE
 
@@ -702,5 +703,7 @@ def test_fit_settings_leave_draws_to_the_model_unless_given():
     from raterstats import OrdinalRaters
 
     sig = inspect.signature(OrdinalRaters.fit).parameters
-    assert (sig["draws"].default, sig["tune"].default) == (ORDINAL_DRAWS, ORDINAL_TUNE)
+    assert (sig["draws"].default, sig["tune"].default) == (None, ORDINAL_TUNE)
+    assert OrdinalRaters().default_draws(watched=True) == ORDINAL_CHECKPOINTS
+    assert OrdinalRaters().default_draws(watched=False) == ORDINAL_DRAWS
     assert (ORDINAL_DRAWS, ORDINAL_TUNE) != (DRAWS, TUNE)

@@ -74,10 +74,11 @@ fingerprint, method, sampler, seed, draws, tune, chains), so that a saved file
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, cast
 
 import numpy as np
 import xarray as xr
@@ -85,7 +86,7 @@ import xarray as xr
 from raterstats import defaults as D
 from raterstats.checks import check_arguments, choice_problem, flag_problem
 from raterstats.comparisons import Comparisons
-from raterstats.health import assess_fit, stamp_health
+from raterstats.health import Health, assess_fit, checkpoints_line, stamp_health
 from raterstats.inference import Density, map_density, resolve_seed, run_density, run_inference
 from raterstats.inference_checks import keyword_names, sampler_argument_problems
 from raterstats.inference_vi import advi_density
@@ -241,6 +242,12 @@ class Model:
         """The model's own convergence checks of a NUTS fit beyond R-hat / ESS (e.g. label
         switching of latent-class models), each problem in words; default: none."""
         return []
+
+    def default_draws(self, *, watched: bool) -> int | tuple[int, ...]:
+        """NUTS draws per chain when ``fit`` is given ``draws=None``: an int, or checkpoints
+        (a tuple) where ``watched`` (NUTS by nutpie on the compiled density, which can
+        stop once the fit passes its checks); default :data:`raterstats.defaults.DRAWS`."""
+        return D.DRAWS
 
     def estimate_problems(self, dt: xr.DataTree) -> list[str]:
         """The model's own checks of its estimates, whatever the method (EM and MAP fits
@@ -435,7 +442,7 @@ class Model:
         ratings: Ratings | Comparisons,
         *,
         method: Method = D.METHOD,
-        draws: int = D.DRAWS,
+        draws: int | Sequence[int] | None = D.DRAWS,
         tune: int = D.TUNE,
         chains: int = D.CHAINS,
         random_seed: int | None = D.RANDOM_SEED,
@@ -460,10 +467,22 @@ class Model:
             variational approximation, the model's EM fast path (point estimates), or the
             full posterior by the model's Gibbs sampler (flat MACE, unpooled Dawid-Skene:
             ``fit_gibbs``; ``draws`` and ``tune`` are its kept draws and burn-in sweeps).
-        draws, tune, chains : int
-            NUTS draws and tuning steps per chain, and number of chains (``draws`` is also
-            the number of draws taken from the ADVI approximation); defaults
-            :data:`raterstats.defaults.DRAWS`, :data:`~raterstats.defaults.TUNE` (500:
+        draws : int, tuple of int or None
+            NUTS draws per chain (also the number of draws taken from the ADVI
+            approximation); default :data:`raterstats.defaults.DRAWS`. A tuple of
+            checkpoints (strictly increasing draws per chain; NUTS by nutpie on the compiled
+            density only) samples until the fit passes its checks: at each checkpoint the
+            first that many draws of every chain are checked as the finished fit would be
+            (R-hat, ESS, divergences and the model's own checks), and the sample stops at
+            the first checkpoint where they pass, where divergences appear (more draws do
+            not remove them) or where the model's checks of its estimates fail; the last
+            checkpoint ends it in any case. The draws kept are the first that many of each
+            chain, so the result depends on the seed only.
+            ``posterior.attrs["checkpoints"]`` and the fit's health record what each
+            checkpoint found. ``None``: the model's :meth:`default_draws`.
+        tune, chains : int
+            NUTS tuning steps per chain, and number of chains; defaults
+            :data:`~raterstats.defaults.TUNE` (500:
             nutpie's step-size and mass-matrix adaptation settles well within it; its own
             default is 300; ``benchmarks/RESULTS.md`` records R-hat, ESS and divergences of
             the default settings on every benchmark study) and
@@ -523,7 +542,7 @@ class Model:
         check_arguments(
             *sampler_argument_problems(
                 method=method,
-                draws=draws,
+                draws=D.DRAWS if draws is None else draws,  # None: the model's default
                 tune=tune,
                 chains=chains,
                 random_seed=random_seed,
@@ -565,6 +584,18 @@ class Model:
             if init == "em" or (init == "auto" and "em" in self.methods):
                 start = self.nuts_start(data, seed)
             density = self.density(data, start=start)
+        watched = density is not None and method == "nuts"
+        judged: dict[int, Health] = {}  # health at the checkpoint where a sample stopped
+        if draws is None:
+            draws = self.default_draws(watched=watched)
+        checkpoints = None if isinstance(draws, int | np.integer) else tuple(int(d) for d in draws)
+        n_draws = int(cast(int, draws)) if checkpoints is None else checkpoints[-1]
+        if checkpoints is not None and not watched:
+            raise ValueError(
+                "draws as checkpoints (a sample that stops once its checks pass) needs NUTS "
+                f"by nutpie on the model's compiled density; {type(self).__name__} has none "
+                "for these data and options (or logp_backend='pymc'): give draws as an int"
+            )
         if init == "em" and density is None and method != "gibbs":
             raise ValueError(
                 "init='em' starts NUTS chains on the compiled density (method='nuts', "
@@ -576,7 +607,7 @@ class Model:
                 )
             )
         if method in ("em", "gibbs"):  # gibbs: LatentClassModel.fit_gibbs
-            kw = {"draws": draws, "tune": tune, "chains": chains, "cores": cores, "init": init}
+            kw = {"draws": n_draws, "tune": tune, "chains": chains, "cores": cores, "init": init}
             kw = kw | {"log_likelihood": log_likelihood} if method == "gibbs" else {}
             dt = getattr(self, f"fit_{method}")(
                 data, random_seed=seed, progress=progress, **kw, **method_options
@@ -584,11 +615,14 @@ class Model:
         elif density is not None and method == "map":
             dt = map_density(density, random_seed=seed, **method_options)
         elif density is not None and method == "advi":
-            dt = advi_density(density, draws=draws, random_seed=seed, **method_options)
+            dt = advi_density(density, draws=n_draws, random_seed=seed, **method_options)
         elif density is not None:
             dt = run_density(
                 density,
-                draws=draws,
+                draws=checkpoints or n_draws,
+                until=None
+                if checkpoints is None
+                else self._checkpoint_verdict(data, start, judged),
                 tune=tune,
                 chains=chains,
                 random_seed=seed,
@@ -606,7 +640,7 @@ class Model:
             dt = run_inference(
                 model,
                 method=method,
-                draws=draws,
+                draws=n_draws,
                 tune=tune,
                 chains=chains,
                 random_seed=seed,
@@ -642,16 +676,62 @@ class Model:
                 "sampler": sampler if method == "nuts" else method,
                 "logp_backend": "compiled" if density is not None or method == "gibbs" else "pymc",
                 "random_seed": int(seed),
-                "draws": int(draws) if method in ("nuts", "advi", "gibbs") else 1,
+                "draws": int(dt["posterior"].sizes["draw"])
+                if method in ("nuts", "advi", "gibbs")
+                else 1,
                 "tune": int(tune) if method in ("nuts", "gibbs") else 0,
                 "chains": int(chains) if method in ("nuts", "gibbs") else 1,
                 "fit_seconds": float(time.perf_counter() - t0),
             }
         )
-        extra = self.convergence_problems(dt) if method in ("nuts", "gibbs") else []
-        extra += self.estimate_problems(dt)
-        stamp_health(dt, assess_fit(dt, model_problems=extra))
+        n_draw = int(dt["posterior"].sizes["draw"])
+        if n_draw in judged:  # the sample stopped at a checkpoint: judged on these draws
+            health = judged[n_draw]
+        else:
+            extra = self.convergence_problems(dt) if method in ("nuts", "gibbs") else []
+            extra += self.estimate_problems(dt)
+            health = assess_fit(dt, model_problems=extra)
+        if "checkpoints" in dt["posterior"].attrs:
+            line = checkpoints_line(dt["posterior"].attrs)
+            health = dataclasses.replace(health, lines=(*health.lines, line))
+        stamp_health(dt, health)
         return dt
+
+    def _checkpoint_verdict(
+        self,
+        data: Any,
+        start: Mapping[str, np.ndarray] | None,
+        judged: dict[int, Health] | None = None,
+    ) -> Callable[[xr.DataTree], str | None]:
+        """The verdict of a NUTS fit at a checkpoint (``draws`` as a tuple) on its first
+        draws, ``fit`` (posterior and sample statistics): why the sample stops there, or
+        None to sample on. The health it computed is put in ``judged`` under the number
+        of draws (the finished fit's health, when the sample stops there)."""
+        groups = dict(self.data_groups(data, None))  # the model's checks may read them
+        groups.update(self.start_groups(data, start) if start is not None else {})
+
+        def verdict(fit: xr.DataTree) -> str | None:
+            groups_in = ("posterior", "sample_stats")
+            partial = xr.DataTree(children={g: xr.DataTree(fit[g].to_dataset()) for g in groups_in})
+            partial.attrs["method"] = "nuts"
+            for name, ds in groups.items():
+                partial[name] = xr.DataTree(ds)
+            estimate = self.estimate_problems(partial)
+            extra = self.convergence_problems(partial) + estimate  # as fit() orders them
+            health = assess_fit(partial, model_problems=extra)
+            if judged is not None:
+                judged.clear()
+                judged[int(partial["posterior"].sizes["draw"])] = health
+            if health.ok:
+                return "passed its checks"
+            if estimate:  # a problem of the model's estimates: more draws keep it
+                return "the model's checks of its estimates fail: " + "; ".join(estimate)
+            n_div = int(np.asarray(partial["sample_stats"]["diverging"]).sum())
+            if n_div:
+                return f"{n_div} divergent transition(s), which more draws do not remove"
+            return None
+
+        return verdict
 
 
 def model_from_datatree(dt: xr.DataTree) -> Model:

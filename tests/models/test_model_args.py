@@ -84,7 +84,10 @@ BAD = [
     ({"draws": -5}, ["draws"]),
     ({"draws": 2.5}, ["draws"]),
     ({"draws": "100"}, ["draws"]),
-    ({"draws": None}, ["draws"]),
+    ({"draws": (5, 3)}, ["draws"]),
+    ({"draws": []}, ["draws"]),
+    ({"draws": (0, 10)}, ["draws"]),
+    ({"draws": (10, 20.5)}, ["draws"]),
     ({"draws": True}, ["draws"]),
     ({"chains": 0}, ["chains"]),
     ({"chains": -1}, ["chains"]),
@@ -201,7 +204,7 @@ def test_any_argument_value_is_accepted_or_refused_by_name(name, value, cls):
     is_int = isinstance(value, int) and not isinstance(value, bool)
     is_num = isinstance(value, int | float) and not isinstance(value, bool)
     ok = {
-        "draws": is_int and value >= 1,
+        "draws": value is None or (is_int and value >= 1),  # None: the model's default
         "chains": is_int and value >= 1,
         "tune": is_int and value >= 1,  # default method='nuts', sampler='nutpie'
         "cores": value is None or (is_int and value >= 1),

@@ -40,7 +40,13 @@ from raterstats.models.ordinal.layout import (
     Setting,
     ordinal_layout,
 )
-from raterstats.models.ordinal.model import DIAGNOSED_PARAMETERS, DRAWS, TUNE, OrdinalRaters
+from raterstats.models.ordinal.model import (
+    CHECKPOINTS,
+    DIAGNOSED_PARAMETERS,
+    DRAWS,
+    TUNE,
+    OrdinalRaters,
+)
 from raterstats.models.ordinal.reference import (
     VARIABLE_DIMS,
     category_probs,
@@ -56,6 +62,7 @@ from raterstats.models.zerosum import zero_sum_extend_np
 
 __all__ = [
     "BLOCKS",
+    "CHECKPOINTS",
     "DIAGNOSED_PARAMETERS",
     "DRAWS",
     "PRIOR_KEYS",
