@@ -472,7 +472,8 @@ class _Chain:
     def __init__(self, make: Callable[[], Any]) -> None:
         self.make = make
         self.sampler: Any = None
-        self.done = 0
+        self.steps = 0  # tuning steps and draws so far
+        self.done = 0  # draws so far
         self.running = False
         self.finished = False
         self.trace: Any = None
@@ -516,7 +517,8 @@ def _nutpie_until(
 
     def maker(i: int, chain: _Chain) -> Callable[[], Any]:
         def watch(progress: Any) -> None:  # nutpie's thread; finished_draws counts tuning
-            chain.done = max(0, int(progress[0].finished_draws) - int(tune))
+            chain.steps = int(progress[0].finished_draws)
+            chain.done = max(0, chain.steps - int(tune))
 
         def make() -> Any:
             return _nutpie_sample(
@@ -541,9 +543,29 @@ def _nutpie_until(
 
     last = int(checkpoints[-1])
 
+    shown = [0.0]
+
+    def show(c: int, end: str = "") -> None:
+        """The sample's progress towards checkpoint ``c`` on one line of stderr."""
+        if not progress or (not end and time.perf_counter() - shown[0] < 1.0):
+            return
+        shown[0] = time.perf_counter()
+        goal = int(tune) + c
+        share = sum(min(ch.steps, goal) for ch in run) / (len(run) * goal)
+        tuning = sum(ch.steps < int(tune) for ch in run)
+        print(
+            f"\rNUTS, {len(run)} chains to {c:,} draws each: {share:.0%}"
+            + (f" ({tuning} tuning)" if tuning else "")
+            + " " * 8,
+            end=end,
+            file=sys.stderr,
+            flush=True,
+        )
+
     def reach(c: int) -> None:
         """Run the chains, at most ``cores`` at once, until each has ``c`` draws."""
         while any(ch.done < c for ch in run):
+            show(c)
             for ch in run:
                 if not ch.running:
                     continue
@@ -579,14 +601,16 @@ def _nutpie_until(
             trace = traces(int(c), stop=False)
             why = verdict(trace, int(c))
             record.append({"draws": int(c), "verdict": why or "sampled on"})
+            show(int(c), end="")
             if progress:
-                print(f"NUTS, {int(c):,} draws per chain: {why or 'sampled on'}", file=sys.stderr)
+                print(f"; checked: {why or 'sampled on'}", file=sys.stderr)
             if why:  # the chains' first c draws are in hand: the rest are not needed
                 for ch in run:
                     if not ch.finished:
                         ch.sampler.cancel()
                 return trace, int(c), record
         reach(last)
+        show(last, end="\n")
         record.append({"draws": last, "verdict": "the last checkpoint"})
         return traces(last, stop=True), last, record
     except BaseException as e:

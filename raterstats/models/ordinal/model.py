@@ -69,7 +69,9 @@ TARGET_ACCEPT = 0.65
 #: checks after 400 (max R-hat 1.009, min bulk ESS 603 over the diagnosed parameters)
 TUNE = 400
 
-#: draws per chain of the ordinal model's NUTS fits (the package's default is 1,000): with
+#: draws per chain of the ordinal model's fits that cannot stop at :data:`CHECKPOINTS`
+#: (the PyMC path, ADVI's draws), and the second checkpoint (the package's default is
+#: 1,000): with
 #: thousands of parameters (6,025 on the built-in study) the largest R-hat at about 1,000
 #: effective draws lands on either side of 1.01 by chance: 1.0103 at seed 0 and 1.009 at
 #: seed 1 with 1,000 draws; 1,500 gave 1.004 (bulk ESS 1,266) at seed 0, and 1.005 on the
