@@ -256,8 +256,9 @@ def write(results: list[dict[str, object]]) -> None:
         "about half as many again); `passes its checks`: the fit's own health over every "
         "parameter (R-hat <= 1.01, bulk and tail ESS >= 400, no divergences)",
         "- reproduce: `python benchmarks/ordinal.py`",
-        "- machine load: 1-minute load average at the start and the end of the fit (2 cores: "
-        "above 2 means other work competed for them); CPU (s) is the fitting process's CPU "
+        "- machine load: 1-minute load average at the start and the end of the fit (2 cores; "
+        "the fit's own 4 chain threads count in it, so up to 4 at the end is the fit itself); "
+        "CPU (s) is the fitting process's CPU "
         "time over all its threads",
         "",
         "| adaptation | draws / tune | target accept | load | process wall (s) | fit (s) | "

@@ -194,10 +194,11 @@ def write_section(results: list[dict[str, object]], missing: list[str]) -> None:
         "first where it passes, or where divergences appear; `draws` below), each in a "
         "fresh process after a "
         "warm-up process filled numba's cache; `fit` is the fit call; load = 1-minute load "
-        "average at the start / end of the fit (2 cores: above 2 means other processes "
-        "competed for them); R-hat and bulk ESS over the diagnosed parameters (rater facets, "
-        "system effects, cut-points, scales); `units`: the latent unit of each dimension, in "
-        "logits, that the priors are stated in",
+        "average at the start / end of the fit (2 cores; the fit's own 4 chain threads "
+        "count in it, so up to 4 at the end is the fit itself, and the start shows what ran "
+        "before: the previous fit's threads); R-hat and bulk ESS over the diagnosed "
+        "parameters (rater facets, system effects, cut-points, scales); `units`: the latent "
+        "unit of each dimension, in logits, that the priors are stated in",
         "- per dimension: Kendall's tau-b between the systems' fair averages (posterior means) "
         "and their mean ratings; the range of the fair averages over that of the mean "
         "ratings; Randolph's kappa observed and the 90% interval of "

@@ -88,6 +88,16 @@ def _fmt_prior(name: str, spec: Mapping[str, Any]) -> str:
     return f"{name} ~ {dist}({params})"
 
 
+def _checkpoints(dt: xr.DataTree) -> list[int]:
+    """The checkpoints of a fit whose draws were set by its checks (empty: fixed draws)."""
+    attrs = dt["posterior"].attrs if "posterior" in dt.children else {}
+    try:
+        planned = json.loads(str(attrs["checkpoints_planned"]))
+        return [int(d) for d in planned]
+    except (KeyError, TypeError, ValueError):
+        return []
+
+
 def _loads(text: Any) -> dict[str, Any]:
     if isinstance(text, Mapping):
         return dict(text)
@@ -151,6 +161,14 @@ def _fit_sentence(label: str | None, dt: xr.DataTree) -> tuple[str, list[str]]:
             + (f", target acceptance {target}" if target is not None else "")
             + f", random seed {seed}"
         )
+        planned = _checkpoints(dt)
+        if planned:
+            text += (
+                "; the number of draws was set by the fit's own convergence checks "
+                "(R-hat, ESS, divergences), looked at after "
+                + ", ".join(f"{d:,}" for d in planned)
+                + " draws per chain, stopping at the first that passed or showed divergences"
+            )
         if "diverging" in dt["sample_stats"].data_vars:
             n_div = int(dt["sample_stats"]["diverging"].sum())
             text += f"; {n_div} divergent transitions"

@@ -180,9 +180,14 @@ def how_fitted(dt: xr.DataTree) -> str:
         )
     if method != "nuts":
         return f"{method.upper()} (point estimate)"
+    set_by = (
+        " (draws set by the fit's checks)"
+        if "posterior" in dt.children and "checkpoints" in dt["posterior"].attrs
+        else ""
+    )
     return (
-        f"NUTS ({a.get('sampler')}), {a.get('chains')} chains x {a.get('draws')} draws after "
-        f"{a.get('tune')} tuning steps"
+        f"NUTS ({a.get('sampler')}), {a.get('chains')} chains x {a.get('draws')} draws"
+        f"{set_by} after {a.get('tune')} tuning steps"
     )
 
 

@@ -442,7 +442,7 @@ class Model:
         ratings: Ratings | Comparisons,
         *,
         method: Method = D.METHOD,
-        draws: int | Sequence[int] | None = D.DRAWS,
+        draws: int | Sequence[int] | None = None,
         tune: int = D.TUNE,
         chains: int = D.CHAINS,
         random_seed: int | None = D.RANDOM_SEED,
@@ -469,9 +469,9 @@ class Model:
             ``fit_gibbs``; ``draws`` and ``tune`` are its kept draws and burn-in sweeps).
         draws : int, tuple of int or None
             NUTS draws per chain (also the number of draws taken from the ADVI
-            approximation); default :data:`raterstats.defaults.DRAWS`. A tuple of
-            checkpoints (strictly increasing draws per chain; NUTS by nutpie on the compiled
-            density only) samples until the fit passes its checks: at each checkpoint the
+            approximation). A tuple of checkpoints (strictly increasing draws per chain;
+            NUTS by nutpie on the compiled density only) samples until the fit passes its
+            checks: at each checkpoint the
             first that many draws of every chain are checked as the finished fit would be
             (R-hat, ESS, divergences and the model's own checks), and the sample stops at
             the first checkpoint where they pass, where divergences appear (more draws do
@@ -479,7 +479,8 @@ class Model:
             checkpoint ends it in any case. The draws kept are the first that many of each
             chain, so the result depends on the seed only.
             ``posterior.attrs["checkpoints"]`` and the fit's health record what each
-            checkpoint found. ``None``: the model's :meth:`default_draws`.
+            checkpoint found. ``None`` (default): the model's :meth:`default_draws`
+            (:data:`raterstats.defaults.DRAWS` unless the model sets its own).
         tune, chains : int
             NUTS tuning steps per chain, and number of chains; defaults
             :data:`~raterstats.defaults.TUNE` (500:

@@ -15,8 +15,10 @@ import pytest
 import xarray as xr
 
 from raterstats import MACE, OrdinalRaters
+from raterstats.analyze.fits import how_fitted
 from raterstats.health import assess_fit, checkpoints_line
 from raterstats.inference import Density, run_density
+from raterstats.report import methods_paragraph
 from raterstats.simulate import archehr_like_study, clinical_qa_study
 
 
@@ -123,6 +125,11 @@ def test_an_ordinal_fit_with_checkpoints_records_them_in_its_health():
     assert dt.attrs["health_ok"] == 0
     assert dt.attrs["health"].splitlines()[-1] == checkpoints_line(dt.posterior.attrs)
     assert "20 sampled on; stopped at 40: the last checkpoint" in dt.attrs["health"]
+    # what a methods section must say: the draws were set by the checks, and where
+    text = methods_paragraph({"ordinal": dt}, references=False)
+    assert "2 chains x 40 draws after 40 tuning steps" in text
+    assert "set by the fit's own convergence checks" in text and "after 20, 40 draws" in text
+    assert "(draws set by the fit's checks)" in how_fitted(dt)
 
 
 def test_a_latent_class_fit_judges_its_checkpoints_with_the_mode_checks():
