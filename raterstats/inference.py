@@ -22,11 +22,9 @@ seeded from it deterministically).
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
-import sys
 import time
 import traceback
 import warnings
@@ -46,6 +44,7 @@ from raterstats.inference_checks import (
     sampler_argument_problems,
 )
 from raterstats.lazy import LazyModule
+from raterstats.nutpie_run import nutpie_c_model, nutpie_sample, nutpie_until
 
 if TYPE_CHECKING:
     import nutpie
@@ -186,21 +185,6 @@ def _finish_nuts(dt: xr.DataTree, seconds: float, sampler: str) -> xr.DataTree:
     return out
 
 
-def _nutpie_sample(model: Any, **kwargs: Any) -> Any:
-    """``nutpie.sample(model, **kwargs)``, with a panic of nutpie's Rust code (a
-    ``pyo3_runtime.PanicException``, which derives from ``BaseException`` and so escapes
-    ``except Exception``) raised again as a ``RuntimeError`` that names the settings."""
-    try:
-        return nutpie.sample(model, **kwargs)
-    except BaseException as e:
-        if type(e).__name__ != "PanicException":
-            raise
-        settings = {k: v for k, v in kwargs.items() if k in ("draws", "tune", "chains", "cores")}
-        raise RuntimeError(
-            f"the nutpie sampler stopped with an internal error ({e}); settings: {settings}"
-        ) from e
-
-
 def _nutpie(
     model: pm.Model,
     *,
@@ -222,7 +206,7 @@ def _nutpie(
     if target_accept is not None:
         sample_kw["target_accept"] = target_accept
     t0 = time.perf_counter()
-    dt = _nutpie_sample(
+    dt = nutpie_sample(
         compiled,
         draws=draws,
         tune=tune,
@@ -408,219 +392,8 @@ class Density:
     expand_draws: Callable[[np.ndarray], dict[str, np.ndarray]] | None = None
 
 
-def _nutpie_c_model(density: Density, seed: int) -> Any:
-    """A nutpie model calling ``density.c_logp`` directly (the unconstrained vector is
-    stored as ``__x``; :func:`run_density` expands the draws afterwards)."""
-    from nutpie.compile_pymc import CompiledPyMCModel
-
-    from raterstats.nutpie_callbacks import copy_expand_cb
-
-    n = int(density.ndim)
-
-    def initial_point(s: int) -> np.ndarray:
-        return np.asarray(density.initial_point(np.random.default_rng([seed, int(s)])), float)
-
-    return CompiledPyMCModel(
-        compiled_logp_func=density.c_logp,
-        compiled_expand_func=copy_expand_cb,
-        initial_point_func=initial_point,
-        shared_data={},
-        shared_var_keys={},
-        user_data=density.c_data,
-        n_expanded=n,
-        shape_info=(["__x"], [slice(0, n)], [(n,)]),
-        logp_func=None,
-        expand_func=None,
-        _n_dim=n,
-        _shapes={"__x": (n,)},
-        _coords={"__x_dim": [str(i) for i in range(n)]},
-        dims={"__x": ("__x_dim",)},
-    )
-
-
-#: seconds between looks at the chains' progress while a sample waits for a checkpoint
-WATCH_SECONDS = 0.2
-
 #: a checkpoint's verdict: why the sample stops there, or None to sample on
 Verdict = Callable[[xr.DataTree], "str | None"]
-
-
-def _sampler_finished(sampler: Any) -> bool:
-    """Whether a non-blocking nutpie sampler has finished; its error, if it failed, is
-    raised (nutpie's ``is_finished`` raises ``TimeoutError`` while the chain still runs)."""
-    try:
-        return bool(sampler.is_finished)
-    except TimeoutError:
-        return False
-
-
-def chain_seeds(seed: int, chains: int) -> list[int]:
-    """The seed of each chain of a sample with checkpoints (one nutpie sampler per chain).
-
-    Examples
-    --------
-    >>> chain_seeds(1, 2) == chain_seeds(1, 2) != chain_seeds(2, 2)
-    True
-    """
-    return [int(x) for x in np.random.SeedSequence([int(seed), 8]).generate_state(chains)]
-
-
-class _Chain:
-    """One chain of a watched sample: its own non-blocking nutpie sampler, started on
-    demand, and its draws after tuning (nutpie's progress callback, on nutpie's thread)."""
-
-    def __init__(self, make: Callable[[], Any]) -> None:
-        self.make = make
-        self.sampler: Any = None
-        self.steps = 0  # tuning steps and draws so far
-        self.done = 0  # draws so far
-        self.running = False
-        self.finished = False
-        self.trace: Any = None
-
-    def start_or_resume(self) -> None:
-        if self.sampler is None:
-            self.sampler = self.make()
-        else:
-            self.sampler.resume()
-        self.running = True
-
-    def pause(self) -> None:
-        self.sampler.pause()
-        self.running = False
-
-
-def _nutpie_until(
-    make_model: Callable[[int], Any],
-    *,
-    checkpoints: Sequence[int],
-    tune: int,
-    chains: int,
-    seed: int,
-    cores: int,
-    verdict: Callable[[xr.DataTree, int], str | None],
-    progress: bool,
-    **kwargs: Any,
-) -> tuple[xr.DataTree, int, list[dict[str, Any]]]:
-    """NUTS by nutpie up to ``checkpoints[-1]`` draws per chain, stopping at the first
-    checkpoint ``c`` where ``verdict(trace, c)`` gives a reason.
-
-    Each chain is its own nutpie sampler (``make_model(chain_seed)``, one chain, seeded by
-    :func:`chain_seeds`), paused when it reaches a checkpoint, so that a chain that is
-    ahead never takes the cores from one still on its way; at most ``cores`` chains run at
-    once. The verdict at ``c`` reads the first ``c`` draws of every chain, and a chain's
-    draws do not depend on when it is paused, so the result depends on the seed alone,
-    never on the timing. Returns the trace (``posterior`` and ``sample_stats``, chains
-    ``0..chains-1``, all draws so far), the draws to keep per chain, and what each
-    checkpoint found."""
-    seeds = chain_seeds(seed, chains)
-
-    def maker(i: int, chain: _Chain) -> Callable[[], Any]:
-        def watch(progress: Any) -> None:  # nutpie's thread; finished_draws counts tuning
-            chain.steps = int(progress[0].finished_draws)
-            chain.done = max(0, chain.steps - int(tune))
-
-        def make() -> Any:
-            return _nutpie_sample(
-                make_model(seeds[i]),
-                draws=int(checkpoints[-1]),
-                tune=int(tune),
-                chains=1,
-                cores=1,
-                seed=seeds[i],
-                blocking=False,
-                progress_callback=watch,
-                progress_rate=int(WATCH_SECONDS * 1000),
-                **kwargs,
-            )
-
-        return make
-
-    run: list[_Chain] = []
-    for i in range(int(chains)):
-        run.append(_Chain(lambda: None))
-        run[i].make = maker(i, run[i])
-
-    last = int(checkpoints[-1])
-
-    shown = [0.0]
-
-    def show(c: int, end: str = "") -> None:
-        """The sample's progress towards checkpoint ``c`` on one line of stderr."""
-        if not progress or (not end and time.perf_counter() - shown[0] < 1.0):
-            return
-        shown[0] = time.perf_counter()
-        goal = int(tune) + c
-        share = sum(min(ch.steps, goal) for ch in run) / (len(run) * goal)
-        tuning = sum(ch.steps < int(tune) for ch in run)
-        print(
-            f"\rNUTS, {len(run)} chains to {c:,} draws each: {share:.0%}"
-            + (f" ({tuning} tuning)" if tuning else "")
-            + " " * 8,
-            end=end,
-            file=sys.stderr,
-            flush=True,
-        )
-
-    def reach(c: int) -> None:
-        """Run the chains, at most ``cores`` at once, until each has ``c`` draws."""
-        while any(ch.done < c for ch in run):
-            show(c)
-            for ch in run:
-                if not ch.running:
-                    continue
-                if _sampler_finished(ch.sampler):  # every draw it was asked for
-                    ch.running, ch.finished, ch.done = False, True, last
-                elif ch.done >= c:
-                    ch.pause()
-            waiting = [ch for ch in run if not ch.running and ch.done < c]
-            for ch in waiting[: max(0, int(cores) - sum(ch.running for ch in run))]:
-                ch.start_or_resume()
-            if any(ch.done < c for ch in run):
-                time.sleep(WATCH_SECONDS)
-
-    def traces(c: int, stop: bool) -> xr.DataTree:
-        parts = []
-        for ch in run:
-            if ch.finished:  # its results can be taken once
-                ch.trace = ch.trace if ch.trace is not None else ch.sampler.wait()
-                parts.append(ch.trace)
-            else:
-                parts.append(ch.sampler.wait() if stop else ch.sampler.inspect())
-        groups = {}
-        for g in ("posterior", "sample_stats"):
-            ds = [p[g].to_dataset().isel(draw=slice(0, c)) for p in parts]
-            ds = [d.assign_coords(chain=[i]) for i, d in enumerate(ds)]
-            groups[g] = xr.DataTree(xr.concat(ds, dim="chain"))
-        return xr.DataTree(children=groups)
-
-    record: list[dict[str, Any]] = []
-    try:
-        for c in checkpoints[:-1]:
-            reach(int(c))
-            trace = traces(int(c), stop=False)
-            why = verdict(trace, int(c))
-            record.append({"draws": int(c), "verdict": why or "sampled on"})
-            show(int(c), end="")
-            if progress:
-                print(f"; checked: {why or 'sampled on'}", file=sys.stderr)
-            if why:  # the chains' first c draws are in hand: the rest are not needed
-                for ch in run:
-                    if not ch.finished:
-                        ch.sampler.cancel()
-                return trace, int(c), record
-        reach(last)
-        show(last, end="\n")
-        record.append({"draws": last, "verdict": "the last checkpoint"})
-        return traces(last, stop=True), last, record
-    except BaseException as e:
-        for ch in run:
-            if ch.sampler is not None:
-                with contextlib.suppress(BaseException):  # it may have stopped already
-                    ch.sampler.cancel()
-        if type(e).__name__ == "PanicException":
-            raise RuntimeError(f"the nutpie sampler stopped with an internal error ({e})") from e
-        raise
 
 
 def run_density(
@@ -732,7 +505,7 @@ def run_density(
 
     def make_model(model_seed: int) -> Any:
         if compiled_c:
-            return _nutpie_c_model(density, model_seed)
+            return nutpie_c_model(density, model_seed)
 
         def make_logp_fn() -> Callable[..., tuple[float, np.ndarray]]:
             def logp(x: np.ndarray, **shared: Any) -> tuple[float, np.ndarray]:
@@ -766,7 +539,7 @@ def run_density(
     t0 = time.perf_counter()
     common = {"seed": seed, "progress_bar": progress, "save_warmup": False, **sample_kw}
     if checkpoints is None:
-        raw = _nutpie_sample(
+        raw = nutpie_sample(
             make_model(seed),
             draws=int(draws),  # type: ignore[arg-type]  # an int here
             tune=int(tune),
@@ -788,7 +561,7 @@ def run_density(
 
     common.pop("seed")
     common["progress_bar"] = False  # one bar per chain would garble the terminal
-    raw, n_draw, record = _nutpie_until(
+    raw, n_draw, record = nutpie_until(
         make_model,
         checkpoints=checkpoints,
         tune=int(tune),

@@ -68,6 +68,7 @@ LAYERS: dict[str, int] = {
     "raterstats.agreement": 4,
     "raterstats.nutpie_callbacks": 5,
     "raterstats.inference": 5,
+    "raterstats.nutpie_run": 5,
     "raterstats.inference_vi": 5,
     "raterstats.models": 6,
     "raterstats.health": 6,
