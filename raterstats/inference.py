@@ -416,12 +416,12 @@ def run_density(
     checkpoint ``c`` where ``until(fit)`` returns a reason (a string), ``fit`` being this
     function's result for the first ``c`` draws of every chain; the last checkpoint ends
     it in any case. Each chain is then its own nutpie sampler, seeded by
-    :func:`chain_seeds` and paused at each checkpoint until the others get there (at
-    most ``cores`` at once; default: all chains side by side). The result depends on the
-    seed only: the draws kept are the first ``c`` of each chain, the same as those of a
-    run with ``draws=(c,)`` (not those of ``draws=c``, whose chains nutpie seeds
-    itself). ``posterior.attrs["checkpoints"]`` records each checkpoint's
-    verdict (JSON), ``posterior.attrs["checkpoints_planned"]`` the tuple.
+    :func:`raterstats.nutpie_run.chain_seeds` and paused at each checkpoint until the
+    others get there (at most ``cores`` at once; default: all chains side by side). The
+    result depends on the seed only: the draws kept are the first ``c`` of each chain,
+    the same as those of a run with ``draws=(c,)`` (not those of ``draws=c``, whose
+    chains nutpie seeds itself). ``posterior.attrs["checkpoints"]`` records each
+    checkpoint's verdict (JSON), ``posterior.attrs["checkpoints_planned"]`` the tuple.
 
     Examples
     --------
@@ -537,7 +537,7 @@ def run_density(
         )
 
     t0 = time.perf_counter()
-    common = {"seed": seed, "progress_bar": progress, "save_warmup": False, **sample_kw}
+    shared = {"save_warmup": False, **sample_kw}
     if checkpoints is None:
         raw = nutpie_sample(
             make_model(seed),
@@ -545,7 +545,9 @@ def run_density(
             tune=int(tune),
             chains=int(chains),
             cores=_n_cores(chains, cores),
-            **common,
+            seed=seed,
+            progress_bar=progress,
+            **shared,
         )
         assert isinstance(raw, xr.DataTree)  # blocking=True returns the trace
         return finish(raw, int(raw["posterior"].sizes["draw"]), time.perf_counter() - t0)
@@ -559,8 +561,6 @@ def run_density(
         judged[c] = finish(trace, c, time.perf_counter() - t0)
         return verdict(judged[c])
 
-    common.pop("seed")
-    common["progress_bar"] = False  # one bar per chain would garble the terminal
     raw, n_draw, record = nutpie_until(
         make_model,
         checkpoints=checkpoints,
@@ -569,8 +569,9 @@ def run_density(
         seed=seed,
         cores=int(cores) if cores is not None else int(chains),
         verdict=judge,
-        progress=progress,
-        **common,
+        progress=progress,  # one line of its own: one bar per chain would garble it
+        progress_bar=False,
+        **shared,
     )
     seconds = time.perf_counter() - t0
     out = judged[n_draw] if n_draw in judged else finish(raw, n_draw, seconds)

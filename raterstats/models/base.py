@@ -480,13 +480,12 @@ class Model:
             NUTS draws per chain (also the number of draws taken from the ADVI
             approximation). A tuple of checkpoints (strictly increasing draws per chain;
             NUTS by nutpie on the compiled density only) samples until the fit passes its
-            checks: at each checkpoint the
-            first that many draws of every chain are checked as the finished fit would be
-            (R-hat, ESS, divergences and the model's own checks), and the sample stops at
-            the first checkpoint where they pass, where divergences appear (more draws do
-            not remove them) or where the model's checks of its estimates fail; the last
-            checkpoint ends it in any case. The draws kept are the first that many of each
-            chain, so the result depends on the seed only.
+            checks: at each checkpoint the first that many draws of every chain are checked
+            as the finished fit would be (R-hat, ESS, divergences and the model's own
+            checks), and the sample stops at the first checkpoint where they pass, where
+            divergences appear (more draws do not remove them) or where the model's checks
+            of its estimates fail; the last checkpoint ends it in any case. The draws kept
+            are the first that many of each chain, so the result depends on the seed only.
             ``posterior.attrs["checkpoints"]`` and the fit's health record what each
             checkpoint found. ``None`` (default): the model's :meth:`default_draws`
             (:data:`raterstats.defaults.DRAWS` unless the model sets its own).
@@ -675,6 +674,7 @@ class Model:
                 self.posterior_predictive(dt, data, model, rng)
             )
         spec = self.spec()
+        n_draw = int(dt["posterior"].sizes["draw"])  # a sample with checkpoints: where it stopped
         dt.attrs.update(
             {
                 "model": self.name,
@@ -686,15 +686,12 @@ class Model:
                 "sampler": sampler if method == "nuts" else method,
                 "logp_backend": "compiled" if density is not None or method == "gibbs" else "pymc",
                 "random_seed": int(seed),
-                "draws": int(dt["posterior"].sizes["draw"])
-                if method in ("nuts", "advi", "gibbs")
-                else 1,
+                "draws": n_draw if method in ("nuts", "advi", "gibbs") else 1,
                 "tune": int(tune) if method in ("nuts", "gibbs") else 0,
                 "chains": int(chains) if method in ("nuts", "gibbs") else 1,
                 "fit_seconds": float(time.perf_counter() - t0),
             }
         )
-        n_draw = int(dt["posterior"].sizes["draw"])
         if n_draw in judged:  # the sample stopped at a checkpoint: judged on these draws
             health = judged[n_draw]
         else:
