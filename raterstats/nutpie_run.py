@@ -174,9 +174,10 @@ def nutpie_until(
 
     shown = [0.0]
 
-    def show(c: int, end: str = "") -> None:
-        """The sample's progress towards checkpoint ``c`` on one line of stderr."""
-        if not progress or (not end and time.perf_counter() - shown[0] < 1.0):
+    def show(c: int, end: str = "", *, now: bool = False, tail: str = "") -> None:
+        """The sample's progress towards checkpoint ``c`` on one line of stderr (at most
+        once a second unless ``now``)."""
+        if not progress or (not now and time.perf_counter() - shown[0] < 1.0):
             return
         shown[0] = time.perf_counter()
         goal = int(tune) + c
@@ -185,6 +186,7 @@ def nutpie_until(
         print(
             f"\rNUTS, {len(run)} chains to {c:,} draws each: {share:.0%}"
             + (f" ({tuning} tuning)" if tuning else "")
+            + tail
             + " " * 8,
             end=end,
             file=sys.stderr,
@@ -200,6 +202,7 @@ def nutpie_until(
                     continue
                 if sampler_finished(ch.sampler):  # every draw it was asked for
                     ch.running, ch.finished, ch.done = False, True, last
+                    ch.steps = int(tune) + last
                 elif ch.done >= c:
                     ch.pause()
             waiting = [ch for ch in run if not ch.running and ch.done < c]
@@ -230,16 +233,14 @@ def nutpie_until(
             trace = traces(int(c), stop=False)
             why = verdict(trace, int(c))
             record.append({"draws": int(c), "verdict": why or "sampled on"})
-            show(int(c), end="")
-            if progress:
-                print(f"; checked: {why or 'sampled on'}", file=sys.stderr)
+            show(int(c), "\n", now=True, tail=f"; checked: {why or 'sampled on'}")
             if why:  # the chains' first c draws are in hand: the rest are not needed
                 for ch in run:
                     if not ch.finished:
                         ch.sampler.cancel()
                 return trace, int(c), record
         reach(last)
-        show(last, end="\n")
+        show(last, end="\n", now=True)
         record.append({"draws": last, "verdict": "the last checkpoint"})
         return traces(last, stop=True), last, record
     except BaseException as e:

@@ -63,6 +63,22 @@ def test_a_sample_that_stops_at_a_checkpoint_equals_a_run_to_that_checkpoint():
     assert json.loads(dt.posterior.attrs["checkpoints_planned"]) == [20, 40, 400]
 
 
+def test_chains_run_at_most_cores_at_once_and_draw_the_same(capsys):
+    """With ``cores=1`` the chains reach each checkpoint one after the other; their draws
+    are those of the chains run side by side (each chain has its own seed). The progress
+    line says where the sample is and what each checkpoint found."""
+    side_by_side = run_density(_normal_density(), draws=(15, 30), tune=20, chains=3,
+                               random_seed=2, progress=False, until=lambda fit: None)  # fmt: skip
+    one_core = run_density(_normal_density(), draws=(15, 30), tune=20, chains=3, cores=1,
+                           random_seed=2, progress=True, until=lambda fit: None)  # fmt: skip
+    np.testing.assert_array_equal(
+        one_core.posterior["x"].values, side_by_side.posterior["x"].values
+    )
+    err = capsys.readouterr().err
+    assert "NUTS, 3 chains to 15 draws each: 100%; checked: sampled on" in err
+    assert "NUTS, 3 chains to 30 draws each: 100%" in err
+
+
 def test_the_last_checkpoint_ends_the_sample_whatever_the_verdict():
     until, seen = _stop_at(-1)  # never satisfied
     dt = run_density(_normal_density(), draws=(10, 30), tune=30, chains=2, random_seed=1,
