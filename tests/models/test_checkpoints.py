@@ -1,8 +1,8 @@
 """A NUTS fit that samples until its checks pass: ``draws`` as checkpoints.
 
 The draws kept at a checkpoint are the first ones of each chain, so a sample that stops
-there equals a fixed run of that many draws with the same seed; the verdict at each
-checkpoint is the finished fit's health (R-hat, ESS, divergences, the model's checks).
+there equals a run to that checkpoint (``draws=(c,)``) with the same seed; the verdict at
+each checkpoint is the finished fit's health (R-hat, ESS, divergences, the model's checks).
 """
 
 from __future__ import annotations
