@@ -37,6 +37,8 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+#: issue 22's target for the default fit on the built-in study: whole fresh process
+TARGET_S = 60.0
 sys.path.insert(0, str(HERE.parent))
 
 from raterstats.models.ordinal import DIAGNOSED_PARAMETERS, TUNE  # noqa: E402
@@ -284,6 +286,15 @@ def write(results: list[dict[str, object]]) -> None:
         )
     last = results[-1]
     for r in results:
+        wall = float(r["process_wall_s"])  # type: ignore[arg-type]
+        ok = bool(r["health_ok"]) and wall <= TARGET_S
+        lines.append(
+            f"\nTarget (issue 22), `{r['adaptation']}`: converged (its checks pass) in at most "
+            f"{TARGET_S:.0f} s wall in a fresh process: {wall:.1f} s, "
+            f"{'passes its checks' if r['health_ok'] else 'fails its checks'}, floor "
+            f"{float(r['draw_gradients']) * float(r['gradient_ms']) / 1e3 / 2:.1f} s: "  # type: ignore[arg-type]
+            + ("met" if ok else "**NOT met**")
+        )
         if r.get("checkpoints"):
             record = json.loads(str(r["checkpoints"]))
             lines.append(
