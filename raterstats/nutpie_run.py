@@ -95,11 +95,13 @@ def chain_seeds(seed: int, chains: int) -> list[int]:
 
 
 class _Chain:
-    """One chain of a watched sample: its own non-blocking nutpie sampler, started on
-    demand, and its draws after tuning (nutpie's progress callback, on nutpie's thread)."""
+    """One chain of a watched sample: its seed, its own non-blocking nutpie sampler
+    (started on demand), and its progress, which nutpie's callback (:meth:`watch`, on
+    nutpie's thread) keeps up to date."""
 
-    def __init__(self, make: Callable[[], Any]) -> None:
-        self.make = make
+    def __init__(self, seed: int, tune: int) -> None:
+        self.seed = seed
+        self.tune = tune
         self.sampler: Any = None
         self.steps = 0  # tuning steps and draws so far
         self.done = 0  # draws so far
@@ -107,9 +109,14 @@ class _Chain:
         self.finished = False
         self.trace: Any = None
 
-    def start_or_resume(self) -> None:
+    def watch(self, progress: Any) -> None:
+        """nutpie's progress callback (its ``finished_draws`` counts tuning steps)."""
+        self.steps = int(progress[0].finished_draws)
+        self.done = max(0, self.steps - self.tune)
+
+    def start_or_resume(self, start: Callable[[_Chain], Any]) -> None:
         if self.sampler is None:
-            self.sampler = self.make()
+            self.sampler = start(self)
         else:
             self.sampler.resume()
         self.running = True
@@ -142,34 +149,22 @@ def nutpie_until(
     never on the timing. Returns the trace (``posterior`` and ``sample_stats``, chains
     ``0..chains-1``, all draws so far), the draws to keep per chain, and what each
     checkpoint found."""
-    seeds = chain_seeds(seed, chains)
 
-    def maker(i: int, chain: _Chain) -> Callable[[], Any]:
-        def watch(progress: Any) -> None:  # nutpie's thread; finished_draws counts tuning
-            chain.steps = int(progress[0].finished_draws)
-            chain.done = max(0, chain.steps - int(tune))
+    def start(chain: _Chain) -> Any:
+        return nutpie_sample(
+            make_model(chain.seed),
+            draws=int(checkpoints[-1]),
+            tune=int(tune),
+            chains=1,
+            cores=1,
+            seed=chain.seed,
+            blocking=False,
+            progress_callback=chain.watch,
+            progress_rate=int(WATCH_SECONDS * 1000),
+            **kwargs,
+        )
 
-        def make() -> Any:
-            return nutpie_sample(
-                make_model(seeds[i]),
-                draws=int(checkpoints[-1]),
-                tune=int(tune),
-                chains=1,
-                cores=1,
-                seed=seeds[i],
-                blocking=False,
-                progress_callback=watch,
-                progress_rate=int(WATCH_SECONDS * 1000),
-                **kwargs,
-            )
-
-        return make
-
-    run: list[_Chain] = []
-    for i in range(int(chains)):
-        run.append(_Chain(lambda: None))
-        run[i].make = maker(i, run[i])
-
+    run = [_Chain(s, int(tune)) for s in chain_seeds(seed, chains)]
     last = int(checkpoints[-1])
 
     shown = [0.0]
@@ -207,7 +202,7 @@ def nutpie_until(
                     ch.pause()
             waiting = [ch for ch in run if not ch.running and ch.done < c]
             for ch in waiting[: max(0, int(cores) - sum(ch.running for ch in run))]:
-                ch.start_or_resume()
+                ch.start_or_resume(start)
             if any(ch.done < c for ch in run):
                 time.sleep(WATCH_SECONDS)
 
