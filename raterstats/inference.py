@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 import time
 import traceback
 import warnings
@@ -221,6 +222,22 @@ def _nutpie(
     return _finish_nuts(dt, time.perf_counter() - t0, "nutpie")
 
 
+def chain_process_start(cores: int) -> str | None:
+    """How PyMC's own sampler starts the processes of its chains: ``"forkserver"`` where
+    JAX is loaded in this process (after a NumPyro fit; JAX runs threads, and a process
+    forked from it may deadlock: JAX warns so at the fork), else None (PyMC's default for
+    the platform). One core runs the chains in this process and starts none.
+
+    Examples
+    --------
+    >>> chain_process_start(1) is None
+    True
+    """
+    if cores > 1 and "jax" in sys.modules:
+        return "forkserver"
+    return None
+
+
 def _pymc_sample(
     model: pm.Model,
     *,
@@ -238,12 +255,15 @@ def _pymc_sample(
     kw = dict(kwargs)
     if target_accept is not None:
         kw["target_accept"] = target_accept
+    n_cores = _n_cores(chains, cores)
+    if nuts_sampler == "pymc" and "mp_ctx" not in kw:
+        kw["mp_ctx"] = chain_process_start(n_cores)
     t0 = time.perf_counter()
     dt = pm.sample(
         draws=draws,
         tune=tune,
         chains=chains,
-        cores=_n_cores(chains, cores),
+        cores=n_cores,
         random_seed=seed,
         progressbar=progress,
         quiet=not progress,

