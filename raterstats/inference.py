@@ -25,7 +25,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import sys
 import time
 import traceback
 import warnings
@@ -42,6 +41,7 @@ from raterstats.inference_checks import (
     ENGINE_OPTIONS,
     METHODS,
     SAMPLERS,
+    chain_process_start,
     sampler_argument_problems,
 )
 from raterstats.lazy import LazyModule
@@ -220,22 +220,6 @@ def _nutpie(
     )
     assert isinstance(dt, xr.DataTree)  # blocking=True returns the trace
     return _finish_nuts(dt, time.perf_counter() - t0, "nutpie")
-
-
-def chain_process_start(cores: int) -> str | None:
-    """How PyMC's own sampler starts the processes of its chains: ``"forkserver"`` where
-    JAX is loaded in this process (after a NumPyro fit; JAX runs threads, and a process
-    forked from it may deadlock: JAX warns so at the fork), else None (PyMC's default for
-    the platform). One core runs the chains in this process and starts none.
-
-    Examples
-    --------
-    >>> chain_process_start(1) is None
-    True
-    """
-    if cores > 1 and "jax" in sys.modules:
-        return "forkserver"
-    return None
 
 
 def _pymc_sample(

@@ -1,13 +1,15 @@
 """The rules of the arguments of an inference run (method, sampler, draws, tune, chains,
 seed, target acceptance, cores, engine options), checked before anything is compiled:
 :func:`sampler_argument_problems`, used by :meth:`raterstats.models.Model.fit`,
-:func:`raterstats.inference.run_inference` and :func:`raterstats.inference.run_density`.
+:func:`raterstats.inference.run_inference` and :func:`raterstats.inference.run_density`;
+and how PyMC's chains start their processes (:func:`chain_process_start`).
 """
 
 from __future__ import annotations
 
 import inspect
 import itertools
+import sys
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -206,11 +208,28 @@ def keyword_names(fn: Any, skip: tuple[str, ...]) -> tuple[str, ...] | None:
     return names or None
 
 
+def chain_process_start(cores: int) -> str | None:
+    """How PyMC's own sampler starts the processes of its chains: ``"forkserver"`` where
+    JAX is loaded in this process (after a NumPyro fit; JAX runs threads, and a process
+    forked from it may deadlock: JAX warns so at the fork), else None (PyMC's default for
+    the platform). One core runs the chains in this process and starts none.
+
+    Examples
+    --------
+    >>> chain_process_start(1) is None
+    True
+    """
+    if cores > 1 and "jax" in sys.modules:
+        return "forkserver"
+    return None
+
+
 __all__ = [
     "ADAPTATIONS",
     "ENGINE_OPTIONS",
     "METHODS",
     "SAMPLERS",
+    "chain_process_start",
     "draws_problem",
     "keyword_names",
     "sampler_argument_problems",

@@ -390,7 +390,7 @@ def test_pymc_chains_are_not_forked_from_a_process_running_jax():
     that this test process does not load JAX."""
     pytest.importorskip("jax")
     code = (
-        "from raterstats.inference import chain_process_start as f\n"
+        "from raterstats.inference_checks import chain_process_start as f\n"
         "before = (f(1), f(4))\n"
         "import jax\n"
         "print(before, (f(1), f(4)))\n"
