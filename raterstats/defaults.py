@@ -14,6 +14,11 @@ from typing import Final
 
 #: posterior draws per chain (NUTS, ADVI)
 DRAWS = 1000
+#: draws per chain at which a NUTS fit by nutpie on a compiled density checks itself and
+#: stops once it passes (``Model.fit(draws=None)`` of the models that use them: the
+#: latent-class models and the ordinal model); the first is :data:`DRAWS`, and a fit that
+#: still fails at the last says so
+CHECKPOINTS = (1000, 1500, 2000, 3000, 4000)
 #: tuning (warm-up) steps per NUTS chain: nutpie's step-size and mass-matrix adaptation
 #: settles well within 500 (its own default is 300); benchmarks/RESULTS.md records R-hat,
 #: ESS and divergences of these settings on every benchmark study
@@ -82,6 +87,7 @@ def resolve_ci_prob(prob: float | None) -> float:
 __all__ = [
     "AGREEMENT_CONFIDENCE",
     "CHAINS",
+    "CHECKPOINTS",
     "DRAWS",
     "FIGURE_DPI",
     "MAX_DRAWS",

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from raterstats.cli import app
-from raterstats.defaults import CHAINS, DRAWS, N_BOOT, RANDOM_SEED, TUNE, ci_prob
+from raterstats.defaults import CHAINS, CHECKPOINTS, DRAWS, N_BOOT, RANDOM_SEED, TUNE, ci_prob
 
 runner = CliRunner()
 
@@ -562,7 +562,11 @@ def test_help_lists_the_registered_models_and_the_defaults():
         assert listed == (cls.rank_fit_method is not None), name
     for raw in ("mean", "majority", "pyramid"):
         assert raw in rank_help
-    assert f"the model's own; {DRAWS} for most" in help_of("fit", "draws")
+    draws = help_of("fit", "draws")
+    assert (
+        f"from {CHECKPOINTS[0]} until the fit passes its checks, up to {CHECKPOINTS[-1]}" in draws
+    )
+    assert f"{DRAWS} for the others" in draws
     assert f"the model's own; {TUNE} for most" in help_of("fit", "tune")
     assert f"the model's own; {CHAINS}" in help_of("fit", "chains")
     assert f"({N_BOOT})" in help_of("rank", "n_boot")

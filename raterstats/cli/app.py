@@ -27,7 +27,7 @@ from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
 from raterstats.cli.studyfile import check_probability
-from raterstats.defaults import CHAINS, DRAWS, RANDOM_SEED, SAMPLER, TUNE, ci_prob
+from raterstats.defaults import CHAINS, CHECKPOINTS, DRAWS, RANDOM_SEED, SAMPLER, TUNE, ci_prob
 from raterstats.files import OutputPathError, check_output, write_atomic
 from raterstats.formatting import markdown_table, visible_lines
 from raterstats.inference_checks import SAMPLERS
@@ -144,7 +144,13 @@ SeedOpt = Annotated[
 DrawsOpt = Annotated[
     int | None,
     typer.Option(
-        "--draws", min=1, help=f"Draws per chain (default: the model's own; {DRAWS} for most)."
+        "--draws",
+        min=1,
+        help=(
+            "Draws per chain (default: the model's own; the true-label and ordinal models "
+            f"sample on from {CHECKPOINTS[0]} until the fit passes its checks, up to "
+            f"{CHECKPOINTS[-1]}; {DRAWS} for the others)."
+        ),
     ),
 ]
 TuneOpt = Annotated[

@@ -724,8 +724,8 @@ class Model:
             for name, ds in groups.items():
                 partial[name] = xr.DataTree(ds)
             estimate = self.estimate_problems(partial)
-            extra = self.convergence_problems(partial) + estimate  # as fit() orders them
-            health = assess_fit(partial, model_problems=extra)
+            modes = self.convergence_problems(partial)
+            health = assess_fit(partial, model_problems=modes + estimate)  # as fit() orders
             if judged is not None:
                 judged.clear()
                 judged[int(partial["posterior"].sizes["draw"])] = health
@@ -733,6 +733,8 @@ class Model:
                 return "passed its checks"
             if estimate:  # a problem of the model's estimates: more draws keep it
                 return "the model's checks of its estimates fail: " + "; ".join(estimate)
+            if modes:  # chains in other modes (latent-class models) stay there
+                return "the model's own checks of its chains fail: " + "; ".join(modes)
             n_div = int(np.asarray(partial["sample_stats"]["diverging"]).sum())
             if n_div:
                 return f"{n_div} divergent transition(s), which more draws do not remove"

@@ -15,9 +15,13 @@ import pytest
 import xarray as xr
 
 from raterstats import MACE, OrdinalRaters
+from raterstats import defaults as D
 from raterstats.analyze.fits import how_fitted
 from raterstats.health import assess_fit, checkpoints_line
 from raterstats.inference import Density, run_density
+from raterstats.models import model_class
+from raterstats.models.ordinal import CHECKPOINTS as ORDINAL_CHECKPOINTS
+from raterstats.models.ordinal import DRAWS as ORDINAL_DRAWS
 from raterstats.report import methods_paragraph
 from raterstats.simulate import archehr_like_study, clinical_qa_study
 
@@ -186,3 +190,25 @@ def test_checkpoints_need_nuts_by_nutpie_on_the_compiled_density(kwargs, match):
 def test_run_density_needs_a_verdict_for_checkpoints():
     with pytest.raises(ValueError, match="needs until="):
         run_density(_normal_density(), draws=(10, 20), tune=10, chains=1, progress=False)
+
+
+@pytest.mark.parametrize(
+    ("name", "watched_default"),
+    [
+        ("mace", D.CHECKPOINTS),
+        ("dawid_skene", D.CHECKPOINTS),
+        ("glad", D.CHECKPOINTS),
+        ("ebcc", D.CHECKPOINTS),
+        ("community_dawid_skene", D.DRAWS),
+        ("ordinal_raters", ORDINAL_CHECKPOINTS),
+    ],
+)
+def test_default_draws_are_checkpoints_where_the_fit_can_stop(name, watched_default):
+    """``draws=None``: checkpoints for NUTS by nutpie on the compiled density (the latent-
+    class models but community Dawid-Skene, whose communities swap within chains whatever
+    the draws, and the ordinal model), a fixed count on the other paths."""
+    model = model_class(name)()
+    assert model.default_draws(watched=True) == watched_default
+    assert model.default_draws(watched=False) == (
+        ORDINAL_DRAWS if name == "ordinal_raters" else D.DRAWS
+    )

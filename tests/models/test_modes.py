@@ -193,3 +193,27 @@ def test_sampled_fits_in_and_out_of_the_em_mode():
     assert d.modes[1].startswith("chain 2's mean log density sits")
     healthy = d.chain_modes.filter(d.chain_modes["chain"] < 2)
     assert (healthy["em_disagree"] < 0.02).all() and (healthy["lp_gap_z"] < 5).all()
+
+
+@pytest.mark.parametrize("model", [DawidSkene(), MACE()], ids=["dawid_skene", "mace"])
+def test_a_sample_with_checkpoints_stops_where_a_chain_left_the_em_mode(model, crowd):
+    """At a checkpoint, a failed mode check ends the sample (a chain in another mode stays
+    there: more draws would only cost time); chains in the EM mode pass (their constant
+    draws are not judged by R-hat / ESS)."""
+    em = model.fit(crowd.ratings, method="em", random_seed=1)
+    point = em["posterior"].to_dataset().isel(chain=0, draw=0, drop=True)
+    start = {str(k): np.asarray(v.values) for k, v in point.items()}
+    verdict = model._checkpoint_verdict(model.prepare(crowd.ratings), start)
+
+    def with_divergences(fit: xr.DataTree) -> xr.DataTree:
+        stats = fit["sample_stats"].to_dataset()
+        fit["sample_stats"] = xr.DataTree(
+            stats.assign(diverging=(("chain", "draw"), np.zeros((N_CHAINS, N_DRAWS), bool)))
+        )
+        return fit
+
+    left = with_divergences(chains_from_em(model, crowd.ratings, collapse(1), lp_shift=40.0))
+    why = verdict(left)
+    assert why is not None
+    assert why.startswith("the model's own checks of its chains fail: chain 2 left the EM mode")
+    assert verdict(with_divergences(chains_from_em(model, crowd.ratings))) == "passed its checks"

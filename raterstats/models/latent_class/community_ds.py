@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import xarray as xr
 
+from raterstats import defaults as D
 from raterstats.inference import Density
 from raterstats.lazy import LazyModule
 from raterstats.models.base import Method
@@ -149,6 +150,12 @@ class CommunityDawidSkene(CrowdModel):
         "rater_floor": 1.0,
     }
     param_names: ClassVar[tuple[str, ...]] = ("confusion", "prevalence")
+
+    def default_draws(self, *, watched: bool) -> int | tuple[int, ...]:
+        """:data:`raterstats.defaults.DRAWS` (1,000), not checkpoints: the communities
+        swap within chains, which more draws do not fix (the coverage test's second
+        replicate ran on to 4,000 draws and still failed, R-hat 1.012; the card)."""
+        return D.DRAWS
 
     def check_options(self) -> None:
         super().check_options()
