@@ -212,3 +212,15 @@ def test_default_draws_are_checkpoints_where_the_fit_can_stop(name, watched_defa
     assert model.default_draws(watched=False) == (
         ORDINAL_DRAWS if name == "ordinal_raters" else D.DRAWS
     )
+
+
+def test_a_latent_class_fit_at_its_defaults_samples_to_checkpoints():
+    """``fit()`` without ``draws``: MACE by nutpie on its compiled density looks at the
+    package's checkpoints, stops at one of them and records them in its health."""
+    r = archehr_like_study(n_cases=20, n_systems=3, random_seed=3).ratings
+    dt = MACE(hierarchical=False).fit(r, tune=200, chains=2, random_seed=1, progress=False)
+    record = json.loads(dt.posterior.attrs["checkpoints"])
+    assert tuple(json.loads(dt.posterior.attrs["checkpoints_planned"])) == D.CHECKPOINTS
+    assert record[-1]["draws"] == dt.posterior.sizes["draw"] == dt.attrs["draws"]
+    assert record[-1]["draws"] in D.CHECKPOINTS
+    assert dt.attrs["health"].splitlines()[-1] == checkpoints_line(dt.posterior.attrs)
