@@ -427,36 +427,24 @@ def to_markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         if f"{f}_nuts_logloss" in r and f"{f}_em_logloss" in r
     ]
     better = sum(b for *_, b in pairs)
-    lines += [
-        "",
-        "### Calibration: log loss of P(gold label), EM / NUTS",
-        "",
-        "| data set | " + " | ".join(fits) + " |",
-        "|---|" + "---|" * len(fits),
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r['dataset']} | "
-            + " | ".join(
-                f"{fmt_number(r.get(f'{f}_em_logloss'))} / {fmt_number(r.get(f'{f}_nuts_logloss'))}"
-                for f in fits
-            )
-            + " |"
-        )
-    lines += [
-        "",
-        "### NUTS: draws per chain (`h`: the fit fails its checks at the last)",
-        "",
-        "| data set | " + " | ".join(fits) + " |",
-        "|---|" + "---:|" * len(fits),
-    ]
-    for r in rows:
-        cells = []
-        for f in fits:
-            n = r.get(f"{f}_nuts_draws")
-            ok = r.get(f"{f}_nuts_health_ok", True)
-            cells.append("-" if n is None else f"{n:,}" + ("" if ok else " h"))
-        lines.append(f"| {r['dataset']} | " + " | ".join(cells) + " |")
+
+    def log_loss(r: dict[str, Any], f: str) -> str:
+        return f"{fmt_number(r.get(f'{f}_em_logloss'))} / {fmt_number(r.get(f'{f}_nuts_logloss'))}"
+
+    def draws(r: dict[str, Any], f: str) -> str:
+        n = r.get(f"{f}_nuts_draws")
+        ok = r.get(f"{f}_nuts_health_ok", True)
+        return "-" if n is None else f"{n:,}" + ("" if ok else " h")
+
+    title = "Calibration: log loss of P(gold label), EM / NUTS"
+    lines += per_fit_table(title, rows, fits, log_loss)
+    lines += per_fit_table(
+        "NUTS: draws per chain (`h`: the fit fails its checks at the last)",
+        rows,
+        fits,
+        draws,
+        align="---:|",
+    )
     worse = [f"{d} {f}" for d, f, b in pairs if not b]
     n_met = sum(m is True for m in met_all)
     lines += [
@@ -483,6 +471,17 @@ def to_markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         lines += ["", "Not run or failed:", ""] + [f"- {s}" for s in skipped]
     lines.append(END)
     return "\n".join(lines)
+
+
+def per_fit_table(
+    title: str, rows: list[dict[str, Any]], fits: list[str], cell: Any, align: str = "---|"
+) -> list[str]:
+    """A markdown section: one row per data set, one column per fit, ``cell(row, fit)``."""
+    lines = ["", f"### {title}", "", "| data set | " + " | ".join(fits) + " |"]
+    lines.append("|---|" + align * len(fits))
+    for r in rows:
+        lines.append(f"| {r['dataset']} | " + " | ".join(cell(r, f) for f in fits) + " |")
+    return lines
 
 
 def versions() -> str:
