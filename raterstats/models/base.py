@@ -483,12 +483,15 @@ class Model:
             checks: at each checkpoint the first that many draws of every chain are checked
             as the finished fit would be (R-hat, ESS, divergences and the model's own
             checks), and the sample stops at the first checkpoint where they pass, where
-            divergences appear (more draws do not remove them) or where the model's checks
-            of its estimates fail; the last checkpoint ends it in any case. The draws kept
+            divergences appear (more draws do not remove them) or where the model's own
+            checks fail (of its estimates; of its chains' modes, for the latent-class
+            models); the last checkpoint ends it in any case. The draws kept
             are the first that many of each chain, so the result depends on the seed only.
             ``posterior.attrs["checkpoints"]`` and the fit's health record what each
             checkpoint found. ``None`` (default): the model's :meth:`default_draws`
-            (:data:`raterstats.defaults.DRAWS` unless the model sets its own).
+            (:data:`raterstats.defaults.DRAWS` unless the model sets its own: the
+            latent-class models but community Dawid-Skene take
+            :data:`raterstats.defaults.CHECKPOINTS`, the ordinal model its own).
         tune, chains : int
             NUTS tuning steps per chain, and number of chains; defaults
             :data:`~raterstats.defaults.TUNE` (500:

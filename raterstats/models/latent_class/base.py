@@ -292,7 +292,7 @@ class LatentClassModel(Model):
         where divergences appear or where the mode checks fail: more draws do not fix
         those), else :data:`raterstats.defaults.DRAWS`. At a fixed 1,000 draws a sixth of
         the gold benchmark's NUTS fits (other than community Dawid-Skene's) failed their
-        checks by a small margin (R-hat 1.011-1.026, bulk ESS 136-400; the models' cards)."""
+        checks by a small margin (R-hat 1.011-1.026 or bulk / tail ESS 136-369; the cards)."""
         return D.CHECKPOINTS if watched else D.DRAWS
 
     def convergence_problems(self, dt: xr.DataTree) -> list[str]:
