@@ -37,6 +37,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import sys
 import tempfile
 import time
@@ -473,6 +474,18 @@ def to_markdown(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def stored_meta(path: Path) -> dict[str, str] | None:
+    """The date, machine and versions lines of the gold section in ``path`` (what a render
+    from the results file keeps), or None where there is no such section."""
+    text = path.read_text() if path.exists() else ""
+    if START not in text:
+        return None
+    found = re.search(r"^- date: (.*?); machine: (.*)\n- (.*)$", text.split(START, 1)[1], re.M)
+    if found is None:
+        return None
+    return dict(zip(("date", "machine", "versions"), found.groups(), strict=True))
+
+
 def per_fit_table(
     title: str, rows: list[dict[str, Any]], fits: list[str], cell: Any, align: str = "---|"
 ) -> list[str]:
@@ -530,6 +543,8 @@ def main() -> None:
         "machine": machine(),
         "versions": versions(),
     }
+    if not names:  # a render: the date, machine and versions of the last measurement
+        meta = stored_meta(Path(__file__).with_name("RESULTS.md")) or meta
     text = to_markdown(rows, meta)
     print(text)
     if not args.no_write:
