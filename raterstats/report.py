@@ -165,9 +165,10 @@ def _fit_sentence(label: str | None, dt: xr.DataTree) -> tuple[str, list[str]]:
         if planned:
             text += (
                 "; the number of draws was set by the fit's own convergence checks "
-                "(R-hat, ESS, divergences), looked at after "
+                "(R-hat, ESS, divergences and the model's own checks), looked at after "
                 + ", ".join(f"{d:,}" for d in planned)
-                + " draws per chain, stopping at the first that passed or showed divergences"
+                + " draws per chain, stopping at the first that passed, or where divergences "
+                "or a failed check of the model's own showed that more draws would not help"
             )
         if "diverging" in dt["sample_stats"].data_vars:
             n_div = int(dt["sample_stats"]["diverging"].sum())
