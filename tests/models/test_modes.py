@@ -34,13 +34,20 @@ def crowd():
     )
 
 
+def em_start(model, ratings) -> tuple[xr.DataTree, xr.Dataset, dict[str, np.ndarray]]:
+    """The EM fit the chains start from, its point estimate (one draw) and that point as
+    the start values of a NUTS fit."""
+    em = model.fit(ratings, method="em", random_seed=1)
+    point = em["posterior"].to_dataset().isel(chain=0, draw=0, drop=True)
+    return em, point, {str(k): np.asarray(v.values) for k, v in point.items()}
+
+
 def chains_from_em(
     model, ratings, change: Callable[[xr.Dataset], xr.Dataset] | None = None, lp_shift=0.0
 ) -> xr.DataTree:
     """A fit of N_CHAINS chains whose draws are the EM estimate (chain 2 changed by
     ``change``), with the EM start stored and lp scattered as a sampler's would be."""
-    em = model.fit(ratings, method="em", random_seed=1)
-    point = em["posterior"].to_dataset().isel(chain=0, draw=0, drop=True)
+    em, point, start = em_start(model, ratings)
     draws = point.expand_dims(draw=np.arange(N_DRAWS))
     chains = [draws] * (N_CHAINS - 1) + [draws if change is None else change(draws)]
     post = xr.concat(chains, dim="chain").assign_coords(chain=np.arange(N_CHAINS))
@@ -56,7 +63,6 @@ def chains_from_em(
         xr.Dataset({"lp": (("chain", "draw"), lp)}, coords={"chain": post["chain"].values})
     )
     data = prepare_latent_class(ratings)
-    start = {str(k): np.asarray(v.values) for k, v in point.items()}
     fit[EM_GROUP] = xr.DataTree(em_start_group(model, data, start))
     fit.attrs.update({k: v for k, v in em.attrs.items() if k not in ("health", "health_ok")})
     fit.attrs["method"] = "nuts"
@@ -200,9 +206,7 @@ def test_a_sample_with_checkpoints_stops_where_a_chain_left_the_em_mode(model, c
     """At a checkpoint, a failed mode check ends the sample (a chain in another mode stays
     there: more draws would only cost time); chains in the EM mode pass (their constant
     draws are not judged by R-hat / ESS)."""
-    em = model.fit(crowd.ratings, method="em", random_seed=1)
-    point = em["posterior"].to_dataset().isel(chain=0, draw=0, drop=True)
-    start = {str(k): np.asarray(v.values) for k, v in point.items()}
+    _, _, start = em_start(model, crowd.ratings)
     verdict = model._checkpoint_verdict(model.prepare(crowd.ratings), start)
 
     def with_divergences(fit: xr.DataTree) -> xr.DataTree:
