@@ -139,7 +139,7 @@ def rank_source(
     ``method`` of ``rank_methods(kind="comparisons")`` (default
     :data:`DEFAULT_COMPARISON_METHOD`), or nothing more for a comparison fit (whose
     data, when given, must be those it was fitted to: a warning otherwise)."""
-    from raterstats.models import data_fingerprint
+    from raterstats.models.fingerprint import fingerprint_matches
     from raterstats.ranking import rank_methods
 
     if dt is None:
@@ -147,7 +147,7 @@ def rank_source(
         return {"method": check_choice(chosen, list(rank_methods(kind="comparisons")), "--method")}
     if comparisons is not None:
         stored = dt.attrs.get("data_fingerprint")
-        if stored and stored != data_fingerprint(comparisons):
+        if stored and not fingerprint_matches(stored, comparisons):
             typer.echo(
                 "rank: warning: the comparisons differ from those the fit was made from (data "
                 "fingerprint): check the file and its --filter",

@@ -438,10 +438,10 @@ def labels(
 
 def _check_fingerprint(dt: xr.DataTree, ratings: Ratings) -> None:
     """Warn (stderr) when the ratings are not those the fit was made from."""
-    from raterstats.models import data_fingerprint
+    from raterstats.models.fingerprint import fingerprint_matches
 
     stored = dt.attrs.get("data_fingerprint")
-    if stored and stored != data_fingerprint(ratings):
+    if stored and not fingerprint_matches(stored, ratings):
         typer.echo(
             "labels: warning: the ratings differ from those the fit was made from (data "
             "fingerprint): check that the file and its options (--filter, --collapse, "

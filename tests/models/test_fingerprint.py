@@ -1,0 +1,82 @@
+"""The data fingerprint of a fit: order-independent, sensitive to every rating, one to one
+where ids hold the characters it joins fields with, and the fingerprints of fits saved
+before the encoding changed still match their ratings."""
+
+import polars as pl
+import pytest
+
+from raterstats import NominalScale, Ratings, read_ratings
+from raterstats.models.fingerprint import (
+    csv_fingerprint,
+    data_fingerprint,
+    fingerprint_later,
+    fingerprint_matches,
+)
+from raterstats.simulate import archehr_like_study
+from raterstats.simulate_comparisons import simulate_comparisons
+
+SCALE = NominalScale(["0", "1"])
+
+
+def frame(items, raters, ratings):
+    return read_ratings(
+        pl.DataFrame({"item": items, "rater": raters, "rating": ratings}), scale=SCALE
+    )
+
+
+@pytest.fixture(scope="module")
+def study():
+    return archehr_like_study(n_cases=3, n_systems=2, random_seed=1).ratings
+
+
+def test_fingerprint_ignores_row_order_and_sees_every_rating(study):
+    fp = data_fingerprint(study)
+    shuffled = Ratings(study.data.sample(fraction=1.0, shuffle=True, seed=4), study.scales)
+    assert data_fingerprint(shuffled) == fp
+    assert fingerprint_later(study).result() == fp
+    first = pl.int_range(pl.len()) == 0
+    changed = study.data.with_columns(
+        pl.when(first).then(pl.col("rater") + "x").otherwise(pl.col("rater")).alias("rater")
+    )
+    assert data_fingerprint(Ratings(changed, study.scales)) != fp
+    assert data_fingerprint(study.filter(dimension=study.dimensions[0])) != fp
+
+
+def test_fingerprint_is_one_to_one_where_ids_hold_its_separators():
+    base = data_fingerprint(frame(["a", "x"], ["bc", "r"], ["0", "1"]))
+    # naive joining with the unit separator would make these two tables the same rows
+    left = data_fingerprint(frame(["a\x1fb", "x"], ["c", "r"], ["0", "1"]))
+    right = data_fingerprint(frame(["a", "x"], ["b\x1fc", "r"], ["0", "1"]))
+    nul = data_fingerprint(frame(["a\x00", "x"], ["bc", "r"], ["0", "1"]))
+    assert len({base, left, right, nul}) == 4
+    swapped = data_fingerprint(frame(["x", "a\x1fb"], ["r", "c"], ["1", "0"]))
+    assert swapped == left
+
+
+def test_fits_saved_with_the_csv_fingerprint_still_match(study):
+    old = csv_fingerprint(study)
+    assert old != data_fingerprint(study)
+    assert fingerprint_matches(old, study)
+    assert fingerprint_matches(data_fingerprint(study), study)
+    other = study.filter(dimension=study.dimensions[0])
+    assert not fingerprint_matches(old, other)
+
+
+def test_comparisons_fingerprint_ignores_row_order():
+    c = simulate_comparisons(n_systems=4, n_raters=3, n_comparisons=40, random_seed=2).comparisons
+    fp = data_fingerprint(c)
+    assert fingerprint_matches(csv_fingerprint(c), c)
+    assert fingerprint_matches(fp, c) and len(fp) == 64
+
+
+def test_labels_warns_only_when_the_ratings_differ_from_the_fits(study, capsys):
+    from raterstats import MACE
+    from raterstats.cli.labels_command import _check_fingerprint
+
+    dt = MACE().fit(study, method="em", random_seed=1)
+    _check_fingerprint(dt, study)
+    dt.attrs["data_fingerprint"] = csv_fingerprint(study)  # a fit saved before the change
+    _check_fingerprint(dt, study)
+    assert capsys.readouterr().err == ""
+    _check_fingerprint(dt, study.filter(dimension=study.dimensions[0]))
+    assert "differ from those the fit was made from" in capsys.readouterr().err
