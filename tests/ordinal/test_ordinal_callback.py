@@ -49,7 +49,7 @@ def test_interval_term_with_one_exponential_equals_the_reference() -> None:
     """issue 22: the interval term computed from one exponential and the cut-point gap's
     (kernels.interval_logp_grad) equals the NumPy reference and its derivatives, on both
     sides of 0, far in the tails and for gaps past GAP_MAX."""
-    from raterstats.models.ordinal.kernels import GAP_MAX, interval_logp_grad
+    from raterstats.models.ordinal.kernels_interval import GAP_MAX, interval_logp_grad
     from raterstats.models.ordinal.reference import interval_logp
 
     for lo in (-40.0, -8.0, -1.0, -1e-3, 0.0, 0.5, 6.0, 35.0):
@@ -70,3 +70,28 @@ def test_interval_term_with_one_exponential_equals_the_reference() -> None:
                 - float(interval_logp(np.array([lo - h]), np.array([hi]), "logit")[0])
             ) / (2 * h)
             assert glo == pytest.approx(d_lo, rel=1e-5, abs=1e-7), (lo, gap)
+
+
+def test_interval_probability_with_one_division_equals_the_reference() -> None:
+    """issue 22: the interval term as a probability (kernels_interval.interval_p_grad, one
+    exponential and one division, the logarithm taken of a product of many ratings) equals
+    the NumPy reference and interval_logp_grad's derivatives, in the tails, for tiny gaps
+    (where F(hi) - F(lo) cancels) and for gaps past GAP_MAX."""
+    from raterstats.models.ordinal.kernels_interval import (
+        GAP_MAX,
+        interval_logp_grad,
+        interval_p_grad,
+    )
+    from raterstats.models.ordinal.reference import interval_logp
+
+    for lo in (-700.0, -40.0, -8.0, -1.0, -1e-3, 0.0, 0.5, 6.0, 35.0, 700.0):
+        for gap in (1e-9, 1e-4, 0.3, 2.0, 12.0, GAP_MAX + 5.0):
+            hi = lo + gap
+            eg = np.exp(gap) if gap < GAP_MAX else np.inf
+            p, log_part, ghi, glo = interval_p_grad(hi, lo, eg, np.expm1(gap))
+            assert p > 0 and (p == 1.0 or (p > 1e-8 and log_part == 0.0)), (lo, gap)
+            want = float(interval_logp(np.array([lo]), np.array([hi]), "logit")[0])
+            assert np.log(p) + log_part == pytest.approx(want, rel=1e-9, abs=1e-12), (lo, gap)
+            _, ghi_ref, glo_ref = interval_logp_grad(hi, lo, eg)
+            assert ghi == pytest.approx(ghi_ref, rel=1e-8, abs=1e-12), (lo, gap)
+            assert glo == pytest.approx(glo_ref, rel=1e-8, abs=1e-12), (lo, gap)

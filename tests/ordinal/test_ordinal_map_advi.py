@@ -87,8 +87,12 @@ def test_map_equals_the_mode_of_the_pymc_graph(tiny, map_fit):
     x_star = minimize(neg, x0, jac=True, method="L-BFGS-B", options=options).x
     vals = dens.expand(x_star)
     post = map_fit["posterior"]
+    # the fit stops at a relative decrease of 1e-9: in a flat direction a large value (a
+    # discrimination of 16) can stop 0.2 % short of the tight mode (0.03 on 16.4)
     for name in COMPARED:
-        np.testing.assert_allclose(post[name].values[0, 0], vals[name], atol=0.03, err_msg=name)
+        np.testing.assert_allclose(
+            post[name].values[0, 0], vals[name], rtol=0.005, atol=0.03, err_msg=name
+        )
     model = OrdinalRaters(centred=False).build(tiny)
     logp = model.compile_logp(jacobian=True)
     dlogp = model.compile_dlogp(jacobian=True)

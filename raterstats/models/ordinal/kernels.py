@@ -29,6 +29,13 @@ import xarray as xr
 from numba import njit
 
 from raterstats.models.ordinal.data import OrdinalData
+from raterstats.models.ordinal.kernels_interval import (
+    GAP_MAX,
+    PRODUCT_FLOOR,
+    interval_p_grad,
+    log_sigmoid,
+    sigmoid,
+)
 from raterstats.models.ordinal.layout import Block, PriorConst, Setting
 from raterstats.models.ordinal.reference import length_effects
 
@@ -38,6 +45,11 @@ from raterstats.models.ordinal.reference import length_effects
 #: arrays at the old positions. tests/ordinal/test_ordinal_structure.py fails until this
 #: value is updated, and updating it invalidates the cache.
 LAYOUT_SOURCE_SHA256 = "6e822b0271ec52662eea70a0abaa002d8d03555a7c44d7cbde2d7ce911343aa1"
+
+#: SHA-256 of kernels_interval.py, whose functions numba compiles into the kernels below
+#: (the same reason as :data:`LAYOUT_SOURCE_SHA256`; tests/ordinal/test_ordinal_reference.py
+#: checks it).
+INTERVAL_SOURCE_SHA256 = "ae6b1d2b5d74a7df4521efb29316076c145b8dbb61a02050bf272dc41dfecb02"
 
 
 @njit(cache=True, nogil=True)
@@ -69,22 +81,6 @@ def zero_sum_adjoint(g_out: np.ndarray, n: int, width: int, grad: np.ndarray, o:
             grad[o + k * width + c] += g_out[k, c] - tot / (rn + n) - g_out[n - 1, c] / rn
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _sigmoid(x: float) -> float:
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _log_sigmoid(x: float) -> float:
-    # log(1 / (1 + exp(-x))) = -softplus(-x)
-    if x >= 0:
-        return -math.log1p(math.exp(-x))
-    return x - math.log1p(math.exp(x))
-
-
 @njit(cache=True, nogil=True)
 def _halfnormal_log(x: np.ndarray, j: int, scale: float, grad: np.ndarray) -> tuple[float, float]:
     """HalfNormal(scale) prior of sigma = exp(x[j]) with its log-Jacobian; returns
@@ -94,41 +90,6 @@ def _halfnormal_log(x: np.ndarray, j: int, scale: float, grad: np.ndarray) -> tu
     r = sig / scale
     grad[j] += 1.0 - r * r
     return -0.5 * r * r + u, sig
-
-
-#: Above this gap between neighbouring cut-points the interval term does not use the
-#: exponential of the gap (it would overflow): it computes both sigmoids instead.
-GAP_MAX = 30.0
-
-
-@njit(cache=True, nogil=True, inline="always")
-def interval_logp_grad(hi: float, lo: float, eg: float) -> tuple[float, float, float]:
-    """``log(F(hi) - F(lo))`` for the logistic ``F`` and its derivatives with respect to
-    ``hi`` and ``lo``, given ``eg = exp(hi - lo)`` (the exponential of the cut-point gap,
-    computed once per gap).
-
-    One exponential per rating: with ``E = exp(-|t|)`` at the end ``t`` nearer to 0, the
-    other end's exponential is ``E * eg`` or ``E / eg``. Far in a tail (probability under
-    1e-8), or with a gap of :data:`GAP_MAX` or more, the cancellation-free form with two
-    sigmoids."""
-    if eg < np.inf:
-        if lo >= 0.0:  # both ends above 0: F(t) = 1 / (1 + exp(-t))
-            a = math.exp(-hi)  # exp(-hi) <= exp(-lo) = a * eg
-            b = a * eg
-            sh = 1.0 / (1.0 + a)
-            sl_ = 1.0 / (1.0 + b)
-        else:  # lo < 0: F(lo) = e / (1 + e) with e = exp(lo), exp(hi) = e * eg
-            e = math.exp(lo)
-            sl_ = e / (1.0 + e)
-            f = e * eg
-            sh = f / (1.0 + f) if f < 1e300 else 1.0
-        pr = sh - sl_
-        if pr > 1e-8:
-            return math.log(pr), sh * (1.0 - sh) / pr, -sl_ * (1.0 - sl_) / pr
-    diff = hi - lo
-    lpr = _log_sigmoid(hi) + _log_sigmoid(-lo) + math.log(-math.expm1(-diff))
-    q = 1.0 / math.expm1(diff)
-    return lpr, _sigmoid(-hi) + q, -_sigmoid(lo) - q
 
 
 @njit(cache=True, nogil=True)
@@ -470,9 +431,10 @@ def ordinal_logp_grad(
     # ---- cut-points (ordered transform) ---------------------------------------------------
     k1 = K - 1
     cuts = np.empty((D, G, k1))
-    # exp of each gap between neighbouring cut-points (index k: cut k - gap k-1; 0 unused):
-    # an interval term then needs one exponential, see interval_logp_grad
+    # exp and expm1 of each gap between neighbouring cut-points (index k: cut k - gap k-1;
+    # 0 unused): an interval term then needs one exponential, see interval_p_grad
     egap = np.zeros((D, G, k1))
+    egm1 = np.zeros((D, G, k1))
     for d in range(D):
         for g in range(G):
             base = off[Block.CUTS] + (d * G + g) * k1
@@ -483,6 +445,7 @@ def ordinal_logp_grad(
                 c += gap
                 cuts[d, g, k] = c
                 egap[d, g, k] = math.exp(gap) if gap < GAP_MAX else np.inf
+                egm1[d, g, k] = math.expm1(gap)
                 total += x[base + k]  # log-Jacobian
                 grad[base + k] += 1.0
     dcuts = np.zeros((D, G, k1))
@@ -501,6 +464,8 @@ def ordinal_logp_grad(
     dsev = np.zeros((R, D, G))
     dbet = np.zeros((R, D, G))
     n = obs_y.size
+    # the ratings' probabilities are multiplied into ``prod``, logged below PRODUCT_FLOOR
+    prod = 1.0
     for r in range(n):
         i = obs_item[r]
         d = obs_dim[r]
@@ -513,15 +478,19 @@ def ordinal_logp_grad(
             lat += tau[d] * x[off[Block.WZ] + (s - 1) * D + d]
         lp = lam[j, d, g] * lat - sev[j, d, g] + bet[j, d, g] * zlen[i]
         if y == 0 or y == K - 1:
-            # one tail: log F(u) and its derivative F(-u) share one exponential
+            # one tail: F(u) and its derivative F(-u) share one exponential and a division
             u = cuts[d, g, 0] - lp if y == 0 else lp - cuts[d, g, k1 - 1]
             e = math.exp(-abs(u))
+            ir = 1.0 / (1.0 + e)
             if u >= 0:
-                total += -math.log1p(e)
-                gu = e / (1.0 + e)
+                prod *= ir
+                gu = e * ir
             else:
-                total += u - math.log1p(e)
-                gu = 1.0 / (1.0 + e)
+                if u > -200.0:
+                    prod *= e * ir
+                else:  # log F(u), too small a factor for the product
+                    total += u - math.log1p(e)
+                gu = ir
             if y == 0:
                 dcuts[d, g, 0] += gu
                 glp = -gu
@@ -531,11 +500,15 @@ def ordinal_logp_grad(
         else:
             hi = cuts[d, g, y] - lp
             lo = cuts[d, g, y - 1] - lp
-            lpr, ghi, glo = interval_logp_grad(hi, lo, egap[d, g, y])
+            pr, lpr, ghi, glo = interval_p_grad(hi, lo, egap[d, g, y], egm1[d, g, y])
+            prod *= pr
             total += lpr
             dcuts[d, g, y] += ghi
             dcuts[d, g, y - 1] += glo
             glp = -(ghi + glo)
+        if prod < PRODUCT_FLOOR:
+            total += math.log(prod)
+            prod = 1.0
         dlam[j, d, g] += glp * lat
         dsev[j, d, g] -= glp
         dbet[j, d, g] += glp * zlen[i]
@@ -543,6 +516,7 @@ def ordinal_logp_grad(
         deta[i, d] += dl
         if s > 0:
             dw[s, d] += dl
+    total += math.log(prod)
 
     # ---- chain rule back to x -------------------------------------------------------------
     # cut-points: c_0 = x_0, c_k = c_{k-1} + exp(x_k)
@@ -719,11 +693,11 @@ def rating_loglik_logit(
             else:
                 hi = cuts[s, d, g, y] - lp
                 lo = cuts[s, d, g, y - 1] - lp
-                pr = _sigmoid(hi) - _sigmoid(lo)
+                pr = sigmoid(hi) - sigmoid(lo)
                 if pr > 1e-8:
                     v = math.log(pr)
                 else:
-                    v = _log_sigmoid(hi) + _log_sigmoid(-lo) + math.log(-math.expm1(lo - hi))
+                    v = log_sigmoid(hi) + log_sigmoid(-lo) + math.log(-math.expm1(lo - hi))
             out[s, key[r]] += v
 
 

@@ -28,6 +28,7 @@ from raterstats.nutpie_callbacks import LOGP_SIGNATURE, read_user_data, status_c
 #: kernel, the named positions it reads, and nutpie's buffer helpers.
 KERNEL_SOURCES = (
     Path(__file__).with_name("kernels.py"),
+    Path(__file__).with_name("kernels_interval.py"),
     Path(__file__).with_name("kernels_scale.py"),
     Path(__file__).with_name("layout.py"),
     Path(__file__).parents[2] / "nutpie_callbacks.py",
@@ -38,7 +39,7 @@ KERNEL_SOURCES = (
 #: kernel or layout would otherwise leave a stale callback reading the data at the old
 #: positions. tests/ordinal/test_ordinal_callback.py fails until this value is updated,
 #: and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "5b8c3568547656569f8b3a149df1fd95717679b1fe13a0cd79ada2ffa0d8f68e"
+KERNEL_SOURCE_SHA256 = "5615e54eeb344ce4fc6d995c2300eecb70e8b8fa213466a47849dc74ac322f00"
 
 
 def kernel_source_sha256() -> str:

@@ -33,13 +33,39 @@ the log-Jacobian's. With fewer than 3 levels there are no gaps and nothing is ch
 
 from __future__ import annotations
 
+import hashlib
 import math
+from pathlib import Path
 
 import numpy as np
 from numba import njit
 
 from raterstats.models.ordinal.kernels import ordinal_logp_grad, zero_sum_adjoint, zero_sum_extend
 from raterstats.models.ordinal.layout import HIGH_AGREEMENT_UNIT, Block, PriorConst, Setting
+
+#: The sources whose code numba compiles into the cached kernels of this module, besides
+#: this one: the standard kernel, its interval term and the named positions.
+SCALE_SOURCES = (
+    Path(__file__).with_name("kernels.py"),
+    Path(__file__).with_name("kernels_interval.py"),
+    Path(__file__).with_name("layout.py"),
+)
+
+#: SHA-256 of :data:`SCALE_SOURCES` (:func:`scale_source_sha256`). numba's on-disk cache
+#: checks only this file's time stamp and size, not the functions it calls in other files,
+#: so a changed kernel would otherwise stay in the cached :func:`sampler_logp_grad`.
+#: tests/ordinal/test_ordinal_reference.py fails until this value is updated, and updating
+#: it invalidates the cache.
+SCALE_SOURCE_SHA256 = "404f927789b004d4cc717bc7fb7c72b921bddc43e78204e171f806d919c59125"
+
+
+def scale_source_sha256() -> str:
+    """SHA-256 over the :data:`SCALE_SOURCES` (each file's bytes, in order)."""
+    h = hashlib.sha256()
+    for path in SCALE_SOURCES:
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
 
 
 @njit(cache=True, nogil=True)
@@ -218,4 +244,11 @@ def sampler_logp_grad(
     return lp + logjac
 
 
-__all__ = ["pull_back", "sampler_logp_grad", "to_standard"]
+__all__ = [
+    "SCALE_SOURCES",
+    "SCALE_SOURCE_SHA256",
+    "pull_back",
+    "sampler_logp_grad",
+    "scale_source_sha256",
+    "to_standard",
+]
