@@ -39,7 +39,7 @@ KERNEL_SOURCES = (
 #: kernel or layout would otherwise leave a stale callback reading the data at the old
 #: positions. tests/ordinal/test_ordinal_callback.py fails until this value is updated,
 #: and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "5615e54eeb344ce4fc6d995c2300eecb70e8b8fa213466a47849dc74ac322f00"
+KERNEL_SOURCE_SHA256 = "51caa6fc583e6fab95f12b0652b568b6600fc4e596e9303fd1c70c9436dcff24"
 
 
 def kernel_source_sha256() -> str:

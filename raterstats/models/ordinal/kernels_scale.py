@@ -67,7 +67,6 @@ def scale_source_sha256() -> str:
     return h.hexdigest()
 
 
-
 @njit(cache=True, nogil=True)
 def _scaled_dim(t: int, off: np.ndarray, settings: np.ndarray) -> int:
     """The dimension of position ``t`` when it is multiplied by ``exp(l_d)``, else -1."""
