@@ -205,6 +205,12 @@ def nutpie_until(
                 ch.start_or_resume(start)
             if any(ch.done < c for ch in run):
                 time.sleep(WATCH_SECONDS)
+        # the last chains to get there crossed c while the loop slept: paused too, so that
+        # they do not take a core from the checks at c (or sample on in vain where the
+        # sample stops there)
+        for ch in run:
+            if c < last and ch.running and not sampler_finished(ch.sampler):
+                ch.pause()
 
     def traces(c: int, stop: bool) -> xr.DataTree:
         parts = []

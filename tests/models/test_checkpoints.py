@@ -7,7 +7,9 @@ each checkpoint is the finished fit's health (R-hat, ESS, divergences, the model
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import time
 import warnings
 
 import numpy as np
@@ -81,6 +83,43 @@ def test_chains_run_at_most_cores_at_once_and_draw_the_same(capsys):
     err = capsys.readouterr().err
     assert "NUTS, 3 chains to 15 draws each: 100%; checked: sampled on" in err
     assert "NUTS, 3 chains to 30 draws each: 100%" in err
+
+
+def test_no_chain_samples_while_a_checkpoint_is_judged(monkeypatch):
+    """The chains that reach a checkpoint last are paused too: while the verdict is
+    computed no chain takes a core (found on the built-in study, where the last chain
+    sampled on beside the checks and made them 1.5 s slower)."""
+    from raterstats import nutpie_run
+
+    running: set[int] = set()
+    start, pause = nutpie_run._Chain.start_or_resume, nutpie_run._Chain.pause
+
+    def start_or_resume(self, *args):
+        running.add(id(self))
+        return start(self, *args)
+
+    def paused(self):
+        running.discard(id(self))
+        return pause(self)
+
+    monkeypatch.setattr(nutpie_run._Chain, "start_or_resume", start_or_resume)
+    monkeypatch.setattr(nutpie_run._Chain, "pause", paused)
+    at_verdict: list[int] = []
+
+    def until(fit: xr.DataTree) -> str | None:
+        at_verdict.append(len(running))
+        return None
+
+    fast = _normal_density()
+
+    def slow_logp_grad(x):  # about 1 s per chain: no chain ends before the checkpoints
+        time.sleep(0.003)
+        return fast.logp_grad(x)
+
+    slow = dataclasses.replace(fast, logp_grad=slow_logp_grad)
+    dt = run_density(slow, draws=(30, 60, 90), tune=20, chains=3, cores=2, random_seed=4,
+                     progress=False, until=until)  # fmt: skip
+    assert at_verdict == [0, 0] and dt.posterior.sizes["draw"] == 90
 
 
 def test_the_last_checkpoint_ends_the_sample_whatever_the_verdict():
