@@ -5,9 +5,10 @@ The same statistics as arviz-stats' ``array_stats.rhat(method="rank")`` and
 2021), to rounding error, computed for all parameters in one pass: arviz-stats applies its
 functions parameter by parameter in a Python loop, about 5 ms each, so checking the 6,000
 parameters of an ordinal fit on the built-in study took 20-30 s, as long as the sampling
-itself. Here the ranks, normal scores, chain statistics and autocovariances (FFT) are array
-operations over the parameters, and only Geyer's initial positive and monotone sequences
-run per parameter, compiled (numba, loaded on first use). ``tests/test_convergence.py``
+itself. Here the sorts, normal scores, chain statistics and autocovariances (FFT) are array
+operations over the parameters, and the runs of tied values, the order of the distances
+from the median (merged from the one sort of the draws) and Geyer's initial positive and
+monotone sequences run per parameter, compiled (numba, loaded on first use). ``tests/test_convergence.py``
 checks every statistic against arviz-stats on random, autocorrelated, tied, constant and
 incomplete draws.
 """
@@ -37,36 +38,104 @@ def split_chains(x: np.ndarray) -> np.ndarray:
     return np.concatenate([x[:, :, :half], x[:, :, x.shape[-1] - half :]], axis=1)
 
 
+def _rank_kernels() -> tuple[Any, Any]:
+    """The compiled parts of the ranks (numba, loaded on first use): average ranks from a
+    sorted row and its order, and the sorted order of a row's distances from its median,
+    merged from the sorted row in one pass (no second sort)."""
+    from numba import njit
+
+    @njit(cache=True, nogil=True)
+    def ranks_from_sorted(srt: np.ndarray, order: np.ndarray, out: np.ndarray) -> None:
+        p, n = srt.shape
+        for q in range(p):
+            i = 0
+            while i < n:
+                j = i
+                v = srt[q, i]
+                while j + 1 < n and srt[q, j + 1] == v:
+                    j += 1
+                r = (i + j) / 2.0 + 1.0  # a run of equal values: its mean position
+                for k in range(i, j + 1):
+                    out[q, order[q, k]] = r
+                i = j + 1
+
+    @njit(cache=True, nogil=True)
+    def folded_sorted(
+        srt: np.ndarray, order: np.ndarray, med: np.ndarray, f_srt: np.ndarray, f_order: np.ndarray
+    ) -> None:
+        p, n = srt.shape
+        for q in range(p):
+            m = med[q]
+            k = 0
+            while k < n and srt[q, k] < m:
+                k += 1
+            a = k  # values at or above the median, ascending distance
+            b = k - 1  # values below it, ascending distance downwards
+            for t in range(n):
+                if b < 0 or (a < n and srt[q, a] - m <= m - srt[q, b]):
+                    f_srt[q, t] = srt[q, a] - m
+                    f_order[q, t] = order[q, a]
+                    a += 1
+                else:
+                    f_srt[q, t] = m - srt[q, b]
+                    f_order[q, t] = order[q, b]
+                    b -= 1
+
+    return ranks_from_sorted, folded_sorted
+
+
+rank_kernels = cache(_rank_kernels)
+
+
 def average_ranks(flat: np.ndarray) -> np.ndarray:
     """Ranks (1-based, ties get their average rank) along the last axis of a 2-d array, as
     ``scipy.stats.rankdata(method="average", axis=1)``: one argsort per row, and each run
     of equal values gets the mean of its positions."""
-    p, n = flat.shape
     order = np.argsort(flat, axis=1)
     srt = np.take_along_axis(flat, order, axis=1)
-    pos = np.broadcast_to(np.arange(n), (p, n))
-    new = np.ones((p, n), dtype=bool)
-    new[:, 1:] = srt[:, 1:] != srt[:, :-1]
-    # first and last position of the run of equal values each sorted value belongs to
-    first = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
-    end = np.ones((p, n), dtype=bool)
-    end[:, :-1] = new[:, 1:]
-    last = np.minimum.accumulate(np.where(end, pos, n - 1)[:, ::-1], axis=1)[:, ::-1]
-    ranks = np.empty((p, n))
-    np.put_along_axis(ranks, order, (first + last) / 2.0 + 1.0, axis=1)
+    ranks = np.empty(flat.shape)
+    rank_kernels()[0](np.ascontiguousarray(srt), np.ascontiguousarray(order), ranks)
     return ranks
+
+
+def _normal_scores(ranks: np.ndarray) -> np.ndarray:
+    """Blom's back-transformation of ``(parameter, value)`` ranks to normal scores."""
+    size = ranks.shape[1]
+    ranks -= BLOM_OFFSET
+    ranks /= size - 2 * BLOM_OFFSET + 1
+    return np.asarray(special.ndtri(ranks))
 
 
 def z_scale(x: np.ndarray) -> np.ndarray:
     """Normal scores of the pooled ranks of each parameter's draws (average ranks for
     ties, Blom's back-transformation)."""
     p = x.shape[0]
-    flat = x.reshape(p, -1)
-    rank = average_ranks(flat)
-    size = flat.shape[1]
-    rank -= BLOM_OFFSET
-    rank /= size - 2 * BLOM_OFFSET + 1
-    return np.asarray(special.ndtri(rank)).reshape(x.shape)
+    return _normal_scores(average_ranks(x.reshape(p, -1))).reshape(x.shape)
+
+
+def _bulk_and_folded_scores(split: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`z_scale` of split draws and of their distances from each parameter's median
+    (the folded draws of the tail R-hat), from one sort: the distances' order is merged
+    from the sorted draws."""
+    ranks_from_sorted, folded_sorted = rank_kernels()
+    p = split.shape[0]
+    flat = split.reshape(p, -1)
+    n = flat.shape[1]
+    order = np.argsort(flat, axis=1)
+    srt = np.ascontiguousarray(np.take_along_axis(flat, order, axis=1))
+    ranks = np.empty(flat.shape)
+    ranks_from_sorted(srt, order, ranks)
+    # the median as np.median takes it: the middle value, or the mean of the two middle ones
+    med = srt[:, n // 2] if n % 2 else (srt[:, n // 2 - 1] + srt[:, n // 2]) / 2.0
+    f_srt = np.empty(flat.shape)
+    f_order = np.empty(flat.shape, dtype=order.dtype)
+    folded_sorted(srt, order, np.ascontiguousarray(med), f_srt, f_order)
+    f_ranks = np.empty(flat.shape)
+    ranks_from_sorted(f_srt, f_order, f_ranks)
+    return (
+        _normal_scores(ranks).reshape(split.shape),
+        _normal_scores(f_ranks).reshape(split.shape),
+    )
 
 
 def _rhat(z: np.ndarray) -> np.ndarray:
@@ -175,11 +244,10 @@ def _rhat_ess_block(draws: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndar
         return r, eb, et
     v = x[ok]
     split = split_chains(v)
-    zb = z_scale(split)
+    zb, zf = _bulk_and_folded_scores(split)
     eb[ok] = ess(zb)
     if n_chain >= 2:
-        folded = np.abs(split - np.median(split.reshape(split.shape[0], -1), axis=1)[:, None, None])
-        bulk, tail = _rhat(zb), _rhat(z_scale(folded))
+        bulk, tail = _rhat(zb), _rhat(zf)
         r[ok] = np.where(tail > bulk, tail, bulk)
     flat = v.reshape(v.shape[0], -1)
     lo_p, hi_p = sorted((prob, 1 - prob))
@@ -240,6 +308,7 @@ __all__ = [
     "average_ranks",
     "ess",
     "geyer_tau",
+    "rank_kernels",
     "rhat_ess",
     "split_chains",
     "z_scale",
