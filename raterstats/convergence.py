@@ -8,9 +8,9 @@ parameters of an ordinal fit on the built-in study took 20-30 s, as long as the 
 itself. Here the sorts, normal scores, chain statistics and autocovariances (FFT) are array
 operations over the parameters, and the runs of tied values, the order of the distances
 from the median (merged from the one sort of the draws) and Geyer's initial positive and
-monotone sequences run per parameter, compiled (numba, loaded on first use). ``tests/test_convergence.py``
-checks every statistic against arviz-stats on random, autocorrelated, tied, constant and
-incomplete draws.
+monotone sequences run per parameter, compiled (numba, loaded on first use).
+``tests/test_convergence.py`` checks every statistic against arviz-stats on random,
+autocorrelated, tied, constant and incomplete draws.
 """
 
 from __future__ import annotations

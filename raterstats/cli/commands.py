@@ -125,12 +125,12 @@ def demo(
         ),
     ] = ORDINAL_DRAWS,
     categorical_draws: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--categorical-draws",
             min=0,
             help="Draws per chain of the MACE fits (tuning steps: as many, at most "
-            f"{CATEGORICAL_TUNE}); "
+            f"{CATEGORICAL_TUNE}; default: MACE's own, set by the fit's checks); "
             "0 skips it.",
         ),
     ] = CATEGORICAL_DRAWS,

@@ -7,19 +7,22 @@ from pathlib import Path
 from typing import Any
 
 from raterstats.analyze import AnalysisResult, AnalyzeOptions, Progress, Scheme, analyze
-from raterstats.defaults import DRAWS, N_BOOT, RANDOM_SEED
+from raterstats.defaults import N_BOOT, RANDOM_SEED
 from raterstats.models.ordinal import TUNE as ORDINAL_TUNE
 from raterstats.ratings import Ratings
 
 #: draws per chain of the demo's ordinal rater model; ``None``: the model's own defaults
-#: (:meth:`raterstats.OrdinalRaters.fit`, 1,500 draws after :data:`ORDINAL_TUNE` tuning
-#: steps), at which it passes its checks on this study
+#: (:meth:`raterstats.OrdinalRaters.fit`: draws set by the fit's checks at its checkpoints,
+#: after :data:`ORDINAL_TUNE` tuning steps)
 ORDINAL_DRAWS: int | None = None
-#: draws per chain of the demo's hierarchical MACE fits; tuning steps: as many, at most
-#: :data:`CATEGORICAL_TUNE`. The slowest-mixing parameter is the rater scale ``rater_sd`` of
-#: the design fit (three schemes as designs, 200 unconstrained dimensions): about 0.33
-#: effective draws per draw, so 2,000 draws give a bulk ESS near 650
-CATEGORICAL_DRAWS = 2 * DRAWS
+#: draws per chain of the demo's hierarchical MACE fits; ``None`` (default): MACE's own,
+#: which sample until the fit passes its checks (:data:`raterstats.defaults.CHECKPOINTS`).
+#: The slowest-mixing parameter is the rater scale ``rater_sd`` of the design fit (three
+#: schemes as designs, 200 unconstrained dimensions): about 0.33 effective draws per draw,
+#: so that fit usually goes on past 1,000 draws (it was a fixed 2,000 before MACE had
+#: checkpoints); an int fixes the draws (tuning steps: as many, at most
+#: :data:`CATEGORICAL_TUNE`)
+CATEGORICAL_DRAWS: int | None = None
 #: the most tuning steps per chain of the demo's MACE fits
 CATEGORICAL_TUNE = 500
 #: nutpie's mass-matrix adaptation for the demo's MACE fits. MACE's own default for
@@ -95,12 +98,16 @@ def demo_options(
     --------
     >>> demo_options(ordinal_draws=0).models
     ('mace',)
+    >>> demo_options().fit_settings["mace"]  # MACE's draws: set by the fit's checks
+    {'tune': 500, 'adaptation': 'diag'}
     """
     from raterstats.datasets import DATASETS
 
     models = [m for m, d in (("mace", categorical_draws), ("ordinal", ordinal_draws)) if d != 0]
     settings: dict[str, Any] = {}
-    if categorical_draws:
+    if categorical_draws is None:
+        settings["mace"] = {"tune": CATEGORICAL_TUNE, "adaptation": CATEGORICAL_ADAPTATION}
+    elif categorical_draws:
         settings["mace"] = {
             "draws": categorical_draws,
             "tune": min(categorical_draws, CATEGORICAL_TUNE),
@@ -168,7 +175,8 @@ def run_demo(
     categorical_draws : int, optional
         Draws per chain of the hierarchical MACE fits (tuning steps: as many, at most
         :data:`CATEGORICAL_TUNE`; diagonal mass matrix, :data:`CATEGORICAL_ADAPTATION`);
-        0 leaves the model out.
+        ``None`` (default, :data:`CATEGORICAL_DRAWS`): MACE's own, set by the fit's checks
+        (:data:`CATEGORICAL_TUNE` tuning steps); 0 leaves the model out.
     rankings : bool
         Add the system rankings (rater model when fitted, raw-rating baselines).
     designs : bool
