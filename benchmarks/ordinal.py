@@ -106,6 +106,7 @@ def run(adaptation: str, draws: int | None, tune: int, seed: int) -> dict[str, o
         adaptation=adaptation,
     )
     wall = time.perf_counter() - t0
+    fit_end_epoch = time.time()  # the parent takes the time from its start of this process
     cpu = time.process_time() - c0
     load1 = os.getloadavg()[0]
     post = dt["posterior"].to_dataset()
@@ -199,6 +200,7 @@ def run(adaptation: str, draws: int | None, tune: int, seed: int) -> dict[str, o
         "checkpoints": dt["posterior"].attrs.get("checkpoints"),
         "tune": tune,
         "wall_s": wall,
+        "fit_end_epoch": fit_end_epoch,
         "cpu_s": cpu,
         "load": f"{load0:.1f} / {load1:.1f}",
         "sampling_s": float(dt["posterior"].attrs.get("sampling_time", np.nan)),
@@ -252,8 +254,10 @@ def write(results: list[dict[str, object]]) -> None:
         "6 physicians + 1 LLM judge, 3 dimensions, coarse and fine); model "
         "`OrdinalRaters()` with default priors, logit link, length covariate",
         "- fit: NUTS (nutpie, compiled density, C callback), 4 chains on 2 cores; `process "
-        "wall` is the whole fresh process (interpreter, imports, data, fit, health checks, "
-        "log-likelihood; numba cache warm), `fit` the fit call; `floor` = gradient "
+        "to fit end` is the fresh process from its start to the end of the fit call "
+        "(interpreter, imports, data, fit with its health checks and log-likelihood; numba "
+        "cache warm), `process wall` the whole process (with this benchmark's own summaries "
+        "after the fit), `fit` the fit call; `floor` = gradient "
         "evaluations of the kept draws x the cost of one / 2 cores (tuning, not stored, adds "
         "about half as many again); `passes its checks`: the fit's own health over every "
         "parameter (R-hat <= 1.01, bulk and tail ESS >= 400, no divergences)",
@@ -263,19 +267,22 @@ def write(results: list[dict[str, object]]) -> None:
         "CPU (s) is the fitting process's CPU "
         "time over all its threads",
         "",
-        "| adaptation | draws / tune | target accept | load | process wall (s) | fit (s) | "
+        "| adaptation | draws / tune | target accept | load | process to fit end (s) | "
+        "process wall (s) | fit (s) | "
         "CPU (s) | sampling (s) | gradient (ms) | draw gradients | floor (s) | passes its checks "
         "| divergences | tree depth | "
         "max R-hat | min bulk ESS | min tail ESS | params | severity r | log-disc. r | "
         "length 90% covers truth | coarse excl. 0 | fine covers 0 | system order |",
-        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|"
+        "---:|"
         "---:|---:|---|---|---|---|",
     ]
     for r in results:
         lines.append(
             f"| {r['adaptation']} | {r['draws']}{' (checkpoints)' if r.get('checkpoints') else ''}"
             f" / {r['tune']} | {r['target_accept']} | "
-            f"{r['load']} | {r['process_wall_s']:.1f} | {r['wall_s']:.1f} | {r['cpu_s']:.0f} | "
+            f"{r['load']} | {r['process_to_fit_s']:.1f} | {r['process_wall_s']:.1f} | "
+            f"{r['wall_s']:.1f} | {r['cpu_s']:.0f} | "
             f"{r['sampling_s']:.1f} | {r['gradient_ms']:.3f} | {r['draw_gradients']:,} | "
             f"{r['draw_gradients'] * r['gradient_ms'] / 1e3 / 2:.1f} | {r['health_ok']} | "
             f"{r['divergences']} | {r['mean_tree_depth']:.1f} | "
@@ -286,11 +293,12 @@ def write(results: list[dict[str, object]]) -> None:
         )
     last = results[-1]
     for r in results:
-        wall = float(r["process_wall_s"])  # type: ignore[arg-type]
+        wall = float(r["process_to_fit_s"])  # type: ignore[arg-type]
         ok = bool(r["health_ok"]) and wall <= TARGET_S
         lines.append(
             f"\nTarget (issue 22), `{r['adaptation']}`: converged (its checks pass) in at most "
-            f"{TARGET_S:.0f} s wall in a fresh process: {wall:.1f} s, "
+            f"{TARGET_S:.0f} s wall in a fresh process: {wall:.1f} s from the process's start "
+            "to the end of the fit, "
             f"{'passes its checks' if r['health_ok'] else 'fails its checks'}, floor "
             f"{float(r['draw_gradients']) * float(r['gradient_ms']) / 1e3 / 2:.1f} s: "  # type: ignore[arg-type]
             + ("met" if ok else "**NOT met**")
@@ -366,20 +374,21 @@ def main() -> None:
         print("RESULT " + json.dumps(gradient_cost_ms(clinical_qa_study().ratings)), flush=True)
         return
 
-    def child(*extra: str) -> tuple[object, float]:
+    def child(*extra: str) -> tuple[object, float, float]:
         cmd = [sys.executable, str(Path(__file__).resolve()), *extra]
         t0 = time.perf_counter()
+        spawned = time.time()
         out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
         seconds = time.perf_counter() - t0
         line = next(x for x in out.splitlines() if x.startswith("RESULT "))
-        return json.loads(line[len("RESULT ") :]), seconds
+        return json.loads(line[len("RESULT ") :]), seconds, spawned
 
-    cost, _ = child("--cost")
+    cost, _, _ = child("--cost")
     results = []
     for a in args.adaptation:
         # each fit in a fresh process, timed from outside (interpreter start included); the
         # cost of one gradient in another process
-        res, process_wall = child(
+        res, process_wall, spawned = child(
             "--child",
             "--adaptation",
             a,
@@ -391,6 +400,9 @@ def main() -> None:
         )
         assert isinstance(res, dict)
         res["process_wall_s"] = process_wall
+        # from the start of the fresh process to the end of the fit (the benchmark's own
+        # summaries after it, which a user does not run, left out)
+        res["process_to_fit_s"] = float(res.pop("fit_end_epoch")) - spawned
         res["gradient_ms"] = cost
         print({k: v for k, v in res.items() if k != "reference"}, flush=True)
         results.append(res)

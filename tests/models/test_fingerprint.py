@@ -2,6 +2,7 @@
 where ids hold the characters it joins fields with, and the fingerprints of fits saved
 before the encoding changed still match their ratings."""
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -69,14 +70,34 @@ def test_comparisons_fingerprint_ignores_row_order():
     assert fingerprint_matches(fp, c) and len(fp) == 64
 
 
-def test_labels_warns_only_when_the_ratings_differ_from_the_fits(study, capsys):
-    from raterstats import MACE
-    from raterstats.cli.labels_command import _check_fingerprint
+def test_labels_accepts_a_fit_saved_with_the_csv_fingerprint(tmp_path):
+    """`labels --fit` warns that the ratings differ only when they do: a fit saved before
+    the encoding changed (its attrs hold the CSV fingerprint) matches its ratings."""
+    import xarray as xr
+    from typer.testing import CliRunner
 
-    dt = MACE().fit(study, method="em", random_seed=1)
-    _check_fingerprint(dt, study)
-    dt.attrs["data_fingerprint"] = csv_fingerprint(study)  # a fit saved before the change
-    _check_fingerprint(dt, study)
-    assert capsys.readouterr().err == ""
-    _check_fingerprint(dt, study.filter(dimension=study.dimensions[0]))
-    assert "differ from those the fit was made from" in capsys.readouterr().err
+    from raterstats.cli import app
+    from raterstats.cli.study import Study, load_ratings
+
+    runner = CliRunner()
+    rng = np.random.default_rng(3)
+    rows = [(f"i{i}", f"r{j}", str(int(rng.random() < 0.7))) for i in range(30) for j in range(3)]
+    path = tmp_path / "r.csv"
+    pl.DataFrame(rows, schema=["item", "rater", "rating"], orient="row").write_csv(path)
+    scale = ["-s", "nominal:0,1"]
+    fit_nc = tmp_path / "fit.nc"
+    res = runner.invoke(app, ["fit", str(path), *scale, "--method", "em", "--out", str(fit_nc)])
+    assert res.exit_code == 0, res.output
+    ratings = load_ratings(Study(data=path, scale="nominal:0,1"))  # as the CLI reads them
+    dt = xr.open_datatree(fit_nc).load()
+    assert dt.attrs["data_fingerprint"] == data_fingerprint(ratings)  # the CLI's ratings
+    dt.attrs["data_fingerprint"] = csv_fingerprint(ratings)
+    old_nc = tmp_path / "old.nc"
+    dt.to_netcdf(old_nc)
+    res = runner.invoke(app, ["labels", str(path), *scale, "--fit", str(old_nc)])
+    assert res.exit_code == 0, res.output
+    assert "differ from those the fit was made from" not in res.stderr
+    other = tmp_path / "other.csv"
+    pl.read_csv(path).with_columns(pl.lit("1").alias("rating")).write_csv(other)
+    res = runner.invoke(app, ["labels", str(other), *scale, "--fit", str(old_nc)])
+    assert "differ from those the fit was made from" in res.stderr
