@@ -88,6 +88,33 @@ def test_log_density_and_gradient_equal_the_pymc_graph(small, graph):
         np.testing.assert_allclose(grad, dlogp(point), rtol=1e-8, atol=1e-8)
 
 
+def test_log_density_far_in_the_tails_equals_the_pymc_graph(small, graph):
+    """The kernel multiplies the terms' probabilities (a count's power by repeated
+    multiplication) and logs the product now and then; terms counted more than
+    PRODUCT_MAX_COUNT times, probabilities under PRODUCT_MIN_FACTOR and the stable form's
+    far tails enter as logarithms. Points with latent effects of several logits put
+    ratings there; the small study has terms counted up to 12 times."""
+    from raterstats.models.kernels_length import PRODUCT_MAX_COUNT, LFloat, LInt
+
+    model, _, data = small
+    pm_model, logp, dlogp = graph
+    d = length_density(data, model.default_priors, form=None)
+    lay = length_layout(data, model.default_priors)
+    n, n_item = int(lay.ints[LInt.N_TERMS]), int(lay.ints[LInt.N_ITEM])
+    counts = lay.floats[LFloat.BODY + n_item : LFloat.BODY + n_item + n]
+    assert counts.max() > PRODUCT_MAX_COUNT and (counts == 1).any()
+    rng = np.random.default_rng(5)
+    for scale in (3.0, 8.0, 20.0):
+        x = rng.normal(size=d.ndim) * scale
+        lp, grad = d.logp_grad(x)
+        point = _point(pm_model, lay, x)
+        want = float(logp(point))
+        assert np.isfinite(lp) and lp == pytest.approx(want, rel=1e-9, abs=1e-5), scale
+        if scale <= 8.0:  # further out PyMC's own gradient loses digits (1e-4 at 20; ours
+            # agrees with the former kernel, a logarithm per term, to 1e-14 there)
+            np.testing.assert_allclose(grad, dlogp(point), rtol=1e-5, atol=1e-7)
+
+
 @pytest.mark.parametrize("flags", list(itertools.product([False, True], repeat=4)))
 def test_every_sampling_form_is_the_same_model(small, flags):
     """The sampled vector y of a form maps to the model's x; the density of y is the

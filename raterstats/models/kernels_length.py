@@ -136,41 +136,57 @@ def _rating_term(
     e_lo: float,
     lgap: float,
     qgap: float,
-) -> tuple[float, float, float, float]:
-    """One rating's log-likelihood at level ``y`` (0-based) and its derivatives by the
-    linear predictor ``lp`` and by the cut-points above and below it: ``(ll, d lp,
-    d c_hi, d c_lo)``, where ``c_hi = cut[y]`` (not read for the top level) and ``c_lo =
-    cut[y - 1]`` (not read for the lowest). ``e_lp = exp(lp)``, ``e_hi = exp(c_hi)`` and
-    ``e_lo = exp(c_lo)`` make it one log; where they over- or underflow, the stable form
-    of two log-sigmoids is used. ``lgap`` and ``qgap``: ``log(1 - exp(-gap))`` and
-    ``1 / expm1(gap)`` of the interval ``c_hi - c_lo`` (interval levels only)."""
+) -> tuple[float, float, float, float, float]:
+    """One rating's likelihood at level ``y`` (0-based) as ``(p, l, d lp, d c_hi, d
+    c_lo)``: its log-likelihood is ``log(p) + l`` (``p`` a factor of the running product
+    of :func:`length_logp_grad`, which takes its logarithm now and then; ``p = 1`` where
+    the stable form gives the logarithm itself), with its derivatives by the linear
+    predictor ``lp`` and by the cut-points above and below it, where ``c_hi = cut[y]``
+    (not read for the top level) and ``c_lo = cut[y - 1]`` (not read for the lowest).
+    ``e_lp = exp(lp)``, ``e_hi = exp(c_hi)`` and ``e_lo = exp(c_lo)`` make it divisions
+    only; where they over- or underflow, the stable form of two log-sigmoids is used.
+    ``lgap`` and ``qgap``: ``log(1 - exp(-gap))`` and ``1 / expm1(gap)`` of the interval
+    ``c_hi - c_lo`` (interval levels only)."""
     if y == 0:
         t = e_lp / e_hi  # exp(-(c_hi - lp))
         if t > 1e-300 and t < 1e300:
-            dv = t / (1.0 + t)
-            return -math.log1p(t), -dv, dv, 0.0
+            ir = 1.0 / (1.0 + t)
+            dv = t * ir
+            return ir, 0.0, -dv, dv, 0.0
         ll, dv = _log_sigmoid_and_grad(c_hi - lp)
-        return ll, -dv, dv, 0.0
+        return 1.0, ll, -dv, dv, 0.0
     if y == kc:
         t = e_lo / e_lp  # exp(-(lp - c_lo))
         if t > 1e-300 and t < 1e300:
-            dv = t / (1.0 + t)
-            return -math.log1p(t), dv, 0.0, -dv
+            ir = 1.0 / (1.0 + t)
+            dv = t * ir
+            return ir, 0.0, dv, 0.0, -dv
         ll, dv = _log_sigmoid_and_grad(lp - c_lo)
-        return ll, dv, 0.0, -dv
+        return 1.0, ll, dv, 0.0, -dv
     a = e_lp / e_hi  # exp(-hi), hi = c_hi - lp
     b = e_lo / e_lp  # exp(lo), lo = c_lo - lp
     if a > 1e-300 and a < 1e300 and b > 1e-300 and b < 1e300:
-        # log F(hi) + log(1 - F(lo)) = -log((1 + exp(-hi)) (1 + exp(lo)))
-        ll = -math.log((1.0 + a) * (1.0 + b)) + lgap
-        ghi = a / (1.0 + a) + qgap
-        glo = -b / (1.0 + b) - qgap
-        return ll, -(ghi + glo), ghi, glo
+        # F(hi) (1 - F(lo)) (1 - exp(-gap)) = (1 - exp(-gap)) / ((1 + exp(-hi)) (1 + exp(lo)))
+        ia = 1.0 / (1.0 + a)
+        ib = 1.0 / (1.0 + b)
+        ghi = a * ia + qgap
+        glo = -b * ib - qgap
+        return ia * ib, lgap, -(ghi + glo), ghi, glo
     l_hi, d_hi = _log_sigmoid_and_grad(c_hi - lp)
     l_lo, d_lo = _log_sigmoid_and_grad(lp - c_lo)
     ghi = d_hi + qgap
     glo = -d_lo - qgap
-    return l_hi + l_lo + lgap, -(ghi + glo), ghi, glo
+    return 1.0, l_hi + l_lo + lgap, -(ghi + glo), ghi, glo
+
+
+#: the running product of the ratings' probabilities in :func:`length_logp_grad` is logged
+#: and restarted below this value; a term enters the product (its count's power, by
+#: repeated multiplication) when its probability is above :data:`PRODUCT_MIN_FACTOR` and
+#: its count at most :data:`PRODUCT_MAX_COUNT` (the product stays a normal double), else
+#: as its logarithm times the count
+PRODUCT_FLOOR = 1e-200
+PRODUCT_MIN_FACTOR = 1e-20
+PRODUCT_MAX_COUNT = 4
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -308,13 +324,14 @@ def length_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, fl: np.n
         for d in range(D):
             e_sev[j, d] = math.exp(-sev[j, d])
     e_cut = np.exp(cuts)
+    prod = 1.0  # the terms' probabilities, logged below PRODUCT_FLOOR (no log per term)
     for n in range(N):
         i, d, g, j, y = t_item[n], t_dim[n], t_des[n], t_rat[n], t_y[n]
         w = wt[n]
         lp = eta[i, d] + beta[d, g] * zlen[i] - sev[j, d]
         yh = min(y, KC - 1)
         yl = max(y - 1, 0)
-        ll, glp, g_hi, g_lo = _rating_term(
+        p, ll, glp, g_hi, g_lo = _rating_term(
             lp,
             e_eta[i, d] * e_bz[d, g, i] * e_sev[j, d],
             y,
@@ -329,6 +346,15 @@ def length_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, fl: np.n
         dcuts[d, g, yh] += w * g_hi
         dcuts[d, g, yl] += w * g_lo
         total += w * ll
+        k = int(w)
+        if p > PRODUCT_MIN_FACTOR and k == w and k <= PRODUCT_MAX_COUNT:
+            for _ in range(k):
+                prod *= p
+            if prod < PRODUCT_FLOOR:
+                total += math.log(prod)
+                prod = 1.0
+        else:
+            total += w * math.log(p)
         wg = w * glp
         deta[i, d] += wg
         dbeta[d, g] += wg * zlen[i]
@@ -371,7 +397,7 @@ def length_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, fl: np.n
                     grad[base] += acc
                 else:
                     grad[base + k] += acc * math.exp(x[base + k])
-    return total
+    return total + math.log(prod)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -595,7 +621,7 @@ def length_answer_loglik(
             lp = eta[s, i, d] + beta[s, d, g] * zlen[i] - sev[s, j, d]
             yh = min(y, KC - 1)
             yl = max(y - 1, 0)
-            ll = _rating_term(
+            term = _rating_term(
                 lp,
                 e_eta[i, d] * e_bz[d, g, i] * e_sev[j, d],
                 y,
@@ -606,8 +632,8 @@ def length_answer_loglik(
                 e_cut[d, g, yl],
                 lgap[d, g, y],
                 0.0,
-            )[0]
-            out[s, i * G + g] += wt[n] * ll
+            )
+            out[s, i * G + g] += wt[n] * (math.log(term[0]) + term[1])
 
 
 __all__ = [
