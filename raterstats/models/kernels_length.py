@@ -639,6 +639,9 @@ def length_answer_loglik(
 __all__ = [
     "KERNEL_SOURCES",
     "KERNEL_SOURCE_SHA256",
+    "PRODUCT_FLOOR",
+    "PRODUCT_MAX_COUNT",
+    "PRODUCT_MIN_FACTOR",
     "LFloat",
     "LInt",
     "kernel_source_sha256",
