@@ -43,6 +43,8 @@ ROOT = HERE.parent
 START = "<!-- length-effect:start -->"
 END = "<!-- length-effect:end -->"
 REPRODUCE = "python benchmarks/length_effect.py"
+#: issue 22: LengthEffect fits on the built-in study under this many seconds
+TARGET_S = 10.0
 
 
 def _child(kind: str) -> dict[str, Any]:
@@ -214,6 +216,7 @@ def section(results: dict[str, Any]) -> str:
             f"{_fmt(floor) if floor is not None else ''} | {load} |"
         )
     nuts = rows.get("nuts", {})
+    lines += ["", *targets(rows)]
     lines += [
         "",
         "Floor: gradient evaluations of the kept draws "
@@ -232,6 +235,32 @@ def section(results: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def targets(rows: dict[str, Any]) -> list[str]:
+    """Issue 22's target, per fit on the compiled density: the fit call under
+    :data:`TARGET_S` seconds in a fresh process, converged (NUTS: no divergences, max
+    R-hat <= 1.01, min bulk ESS >= 400)."""
+    out = []
+    for kind, label in (("nuts", "NUTS at the defaults"), ("map", "MAP")):
+        r = rows.get(kind)
+        if r is None or r.get("timed_out") or "wall_s" not in r:
+            out.append(f"- LengthEffect {label} under {TARGET_S:.0f} s: not measured")
+            continue
+        ok = float(r["wall_s"]) < TARGET_S
+        if kind == "nuts":
+            ok = ok and (
+                int(r.get("divergences", 1)) == 0
+                and float(r.get("max_rhat", float("inf"))) <= 1.01
+                and float(r.get("min_ess_bulk", 0)) >= 400
+            )
+        out.append(
+            f"- LengthEffect {label} under {TARGET_S:.0f} s (fit call, fresh process"
+            + (", converged" if kind == "nuts" else "")
+            + f"): {float(r['wall_s']):.1f} s: "
+            + ("**met**" if ok else "**NOT met**")
+        )
+    return out
 
 
 def update_results(path: Path, text: str) -> None:
