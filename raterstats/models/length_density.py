@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -501,15 +502,18 @@ def answer_log_likelihood(
         lay = length_layout(data, None)
         s = nc * ndr
         out = np.empty((s, ni * ng))
-        length_answer_loglik(
-            np.ascontiguousarray(eta.reshape(s, *eta.shape[2:]), dtype=np.float64),
-            np.ascontiguousarray(beta.reshape(s, *beta.shape[2:]), dtype=np.float64),
-            np.ascontiguousarray(sev.reshape(s, *sev.shape[2:]), dtype=np.float64),
-            np.ascontiguousarray(cuts.reshape(s, *cuts.shape[2:]), dtype=np.float64),
-            lay.ints,
-            lay.floats,
-            out,
-        )
+        args = [
+            np.ascontiguousarray(a.reshape(s, *a.shape[2:]), dtype=np.float64)
+            for a in (eta, beta, sev, cuts)
+        ]
+
+        def run(lo: int, hi: int) -> None:  # the kernel releases the GIL: two threads
+            length_answer_loglik(*(a[lo:hi] for a in args), lay.ints, lay.floats, out[lo:hi])
+
+        half = s // 2
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for fut in [pool.submit(run, 0, half), pool.submit(run, half, s)]:
+                fut.result()
         summed = out.reshape(nc, ndr, ni, ng)
         present = lay.item_design_rated
     else:
