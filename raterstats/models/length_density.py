@@ -507,8 +507,12 @@ def answer_log_likelihood(
             for a in (eta, beta, sev, cuts)
         ]
 
+        e, b, v, c = args
+
         def run(lo: int, hi: int) -> None:  # the kernel releases the GIL: two threads
-            length_answer_loglik(*(a[lo:hi] for a in args), lay.ints, lay.floats, out[lo:hi])
+            length_answer_loglik(
+                e[lo:hi], b[lo:hi], v[lo:hi], c[lo:hi], lay.ints, lay.floats, out[lo:hi]
+            )
 
         half = s // 2
         with ThreadPoolExecutor(max_workers=2) as pool:
