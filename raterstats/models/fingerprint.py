@@ -90,7 +90,8 @@ def data_fingerprint(ratings: Ratings | Comparisons) -> str:
         offsets = np.frombuffer(rows.buffers()[1], dtype=np.int64)
         start, end = int(offsets[rows.offset]), int(offsets[rows.offset + len(rows)])
         h.update(b"\n")
-        h.update(offsets[rows.offset : rows.offset + len(rows) + 1] - start)  # row lengths
+        ends = offsets[rows.offset : rows.offset + len(rows) + 1] - start  # the rows' ends
+        h.update(ends.astype("<i8", copy=False))  # little-endian on every machine
         h.update(memoryview(rows.buffers()[2])[start:end])
     return h.hexdigest()
 
