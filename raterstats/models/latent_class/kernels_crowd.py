@@ -546,10 +546,138 @@ def ebcc_logp_grad(
     return lp
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _cs_f_s(
+    sv: float, C: np.ndarray, W: np.ndarray, CL: float, K: int, f: float, a_s: float, b_s: float
+) -> float:
+    """The part of the community ELBO that depends on ``s``, at ``sv`` (``CL = sum C L``)."""
+    val = 0.0
+    M, G = W.shape
+    for m in range(M):
+        for dg in range(G):
+            acc = K * math.lgamma(K * f + sv)
+            for t in range(K):
+                for a in range(K):
+                    acc -= math.lgamma(f + sv * C[m, dg, t, a])
+            val += W[m, dg] * acc
+    return val + sv * CL + (a_s - 1.0) * math.log(sv) - b_s * sv
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _cs_f_row(
+    row: np.ndarray, w: float, s: float, L_row: np.ndarray, alpha_row: np.ndarray, f: float
+) -> float:
+    """The part of the community ELBO that depends on one confusion row of ``C``."""
+    val = 0.0
+    for a in range(row.size):
+        val += -w * math.lgamma(f + s * row[a]) + s * row[a] * L_row[a]
+        val += (alpha_row[a] - 1.0) * math.log(row[a])
+    return val
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def optimise_cs_nb(
+    C: np.ndarray,
+    s: float,
+    W: np.ndarray,
+    L: np.ndarray,
+    alpha: np.ndarray,
+    a_s: float,
+    b_s: float,
+    f: float,
+    sweeps: int,
+    steps: int,
+    row_step_min: float,
+    row_halvings: int,
+) -> float:
+    """:func:`raterstats.models.latent_class.community_ds_vb.optimise_cs` compiled: block
+    Newton steps with backtracking on ``s`` and on every row of ``C`` (``(M, DG, K, K)``,
+    changed in place; ``alpha``: the rows' Dirichlet prior, full shape). Returns ``s``."""
+    M, G, K = C.shape[0], C.shape[1], C.shape[2]
+    cand = np.empty(K)
+    gc = np.empty(K)
+    hc = np.empty(K)
+    delta = np.empty(K)
+    for _ in range(sweeps):
+        # s: Newton with backtracking
+        for _ in range(steps):
+            g = 0.0
+            h = 0.0
+            CL = 0.0
+            for m in range(M):
+                for dg in range(G):
+                    gs = K * digamma_nb(K * f + s)
+                    hs = K * trigamma_nb(K * f + s)
+                    for t in range(K):
+                        for a in range(K):
+                            c = C[m, dg, t, a]
+                            gs -= c * digamma_nb(f + s * c)
+                            hs -= c * c * trigamma_nb(f + s * c)
+                            CL += c * L[m, dg, t, a]
+                    g += W[m, dg] * gs
+                    h += W[m, dg] * hs
+            g += CL + (a_s - 1.0) / s - b_s
+            h -= (a_s - 1.0) / (s * s)
+            step = -g / h if h < 0 else g * s / max(abs(g), 1.0)
+            f0 = _cs_f_s(s, C, W, CL, K, f, a_s, b_s)
+            tt = 1.0
+            while tt > 1e-6:
+                s1 = s + tt * step
+                if s1 > 0 and _cs_f_s(s1, C, W, CL, K, f, a_s, b_s) >= f0:
+                    s = s1
+                    break
+                tt *= 0.5
+            if abs(step) < 1e-10 * s:
+                break
+        # C rows: Newton on the simplex with backtracking, each row on its own
+        for m in range(M):
+            for dg in range(G):
+                w = W[m, dg]
+                for t in range(K):
+                    row = C[m, dg, t]
+                    for _ in range(steps):
+                        sum_g_h = 0.0
+                        sum_1_h = 0.0
+                        for a in range(K):
+                            c = row[a]
+                            al = alpha[m, dg, t, a]
+                            gc[a] = -s * w * digamma_nb(f + s * c) + s * L[m, dg, t, a]
+                            gc[a] += (al - 1.0) / c
+                            hv = -(s * s) * w * trigamma_nb(f + s * c) - (al - 1.0) / (c * c)
+                            hc[a] = min(hv, -1e-8)
+                            sum_g_h += gc[a] / hc[a]
+                            sum_1_h += 1.0 / hc[a]
+                        lam = sum_g_h / sum_1_h
+                        big = 0.0
+                        for a in range(K):
+                            delta[a] = -(gc[a] - lam) / hc[a]
+                            big = max(big, abs(delta[a]))
+                        if big <= row_step_min:
+                            continue  # at its optimum to rounding: as the NumPy form
+                        f0r = _cs_f_row(row, w, s, L[m, dg, t], alpha[m, dg, t], f)
+                        tr = 1.0
+                        for _ in range(row_halvings):
+                            inside = True
+                            tot = 0.0
+                            for a in range(K):
+                                cand[a] = row[a] + tr * delta[a]
+                                inside = inside and cand[a] > 0
+                                tot += cand[a]
+                            if inside:
+                                val = _cs_f_row(cand, w, s, L[m, dg, t], alpha[m, dg, t], f)
+                                if val >= f0r:
+                                    for a in range(K):
+                                        row[a] = cand[a] / tot
+                                    break
+                            tr *= 0.5
+    return s
+
+
 __all__ = [
     "cds_logp_grad",
     "digamma_nb",
     "ebcc_logp_grad",
+    "optimise_cs_nb",
     "pattern_loglik_grad_nb",
     "reference_moments",
     "simplex_backward_nb",
