@@ -94,10 +94,11 @@ def test_labels_accepts_a_fit_saved_with_the_csv_fingerprint(tmp_path):
     dt.attrs["data_fingerprint"] = csv_fingerprint(ratings)
     old_nc = tmp_path / "old.nc"
     dt.to_netcdf(old_nc)
-    res = runner.invoke(app, ["labels", str(path), *scale, "--fit", str(old_nc)])
+    out = ["--out", str(tmp_path / "labels.csv")]  # not into the working directory
+    res = runner.invoke(app, ["labels", str(path), *scale, "--fit", str(old_nc), *out])
     assert res.exit_code == 0, res.output
     assert "differ from those the fit was made from" not in res.stderr
     other = tmp_path / "other.csv"
     pl.read_csv(path).with_columns(pl.lit("1").alias("rating")).write_csv(other)
-    res = runner.invoke(app, ["labels", str(other), *scale, "--fit", str(old_nc)])
+    res = runner.invoke(app, ["labels", str(other), *scale, "--fit", str(old_nc), *out])
     assert "differ from those the fit was made from" in res.stderr
