@@ -87,17 +87,6 @@ def _rank_kernels() -> tuple[Any, Any]:
 rank_kernels = cache(_rank_kernels)
 
 
-def average_ranks(flat: np.ndarray) -> np.ndarray:
-    """Ranks (1-based, ties get their average rank) along the last axis of a 2-d array, as
-    ``scipy.stats.rankdata(method="average", axis=1)``: one argsort per row, and each run
-    of equal values gets the mean of its positions."""
-    order = np.argsort(flat, axis=1)
-    srt = np.take_along_axis(flat, order, axis=1)
-    ranks = np.empty(flat.shape)
-    rank_kernels()[0](np.ascontiguousarray(srt), np.ascontiguousarray(order), ranks)
-    return ranks
-
-
 def _normal_scores(ranks: np.ndarray) -> np.ndarray:
     """Blom's back-transformation of ``(parameter, value)`` ranks to normal scores."""
     size = ranks.shape[1]
@@ -106,17 +95,11 @@ def _normal_scores(ranks: np.ndarray) -> np.ndarray:
     return np.asarray(special.ndtri(ranks))
 
 
-def z_scale(x: np.ndarray) -> np.ndarray:
-    """Normal scores of the pooled ranks of each parameter's draws (average ranks for
-    ties, Blom's back-transformation)."""
-    p = x.shape[0]
-    return _normal_scores(average_ranks(x.reshape(p, -1))).reshape(x.shape)
-
-
 def _bulk_and_folded_scores(split: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`z_scale` of split draws and of their distances from each parameter's median
-    (the folded draws of the tail R-hat), from one sort: the distances' order is merged
-    from the sorted draws."""
+    """Normal scores of the pooled ranks of split draws (average ranks for ties, Blom's
+    back-transformation) and of their distances from each parameter's median (the folded
+    draws of the tail R-hat), from one sort: the distances' order is merged from the
+    sorted draws."""
     ranks_from_sorted, folded_sorted = rank_kernels()
     p = split.shape[0]
     flat = split.reshape(p, -1)
@@ -305,11 +288,9 @@ def rhat_ess(draws: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray, np
 __all__ = [
     "BLOCK_VALUES",
     "BLOM_OFFSET",
-    "average_ranks",
     "ess",
     "geyer_tau",
     "rank_kernels",
     "rhat_ess",
     "split_chains",
-    "z_scale",
 ]

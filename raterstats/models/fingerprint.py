@@ -107,15 +107,15 @@ def csv_fingerprint(ratings: Ratings | Comparisons) -> str:
     >>> len(csv_fingerprint(r)) == len(data_fingerprint(r)) == 64
     True
     """
+    frame = _header_and_frame(ratings)[1]
+    rows = frame.sort(frame.columns).write_csv().encode()
     h = hashlib.sha256()
     if isinstance(ratings, Comparisons):
-        frame = _header_and_frame(ratings)[1]
         h.update(f"{ratings.kind},{ratings.max_grade},{','.join(frame.columns)}".encode())
-        h.update(frame.sort(frame.columns).write_csv().encode())
+        h.update(rows)
         return h.hexdigest()
-    frame = _header_and_frame(ratings)[1]
     h.update(",".join(frame.columns).encode())
-    h.update(frame.sort(frame.columns).write_csv().encode())
+    h.update(rows)
     h.update(json.dumps({d: repr(s) for d, s in ratings.scales.items()}).encode())
     return h.hexdigest()
 
