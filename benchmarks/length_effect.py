@@ -101,6 +101,7 @@ def _child(kind: str) -> dict[str, Any]:
             )
         out["wall_s"] = time.perf_counter() - t
         out["fit_seconds"] = float(dt.attrs["fit_seconds"])
+        out["tune"] = int(dt.attrs.get("tune", 0))
         out["logp_backend"] = dt.attrs["logp_backend"]
         out["warnings"] = [str(w.message)[:200] for w in caught]
         post = dt["posterior"]
@@ -199,6 +200,8 @@ def section(results: dict[str, Any]) -> str:
         if r is None:
             continue
         load = f"{_fmt(r.get('load_start'), '.2f')} / {_fmt(r.get('load_end'), '.2f')}"
+        if r.get("date", info["date"]) != info["date"]:
+            label = f"{label}, run {r['date']}"
         if r.get("timed_out"):
             lines.append(
                 f"| {label} | killed after {r['timeout_s']:.0f} s (did not finish) | | | | | "
@@ -221,7 +224,8 @@ def section(results: dict[str, Any]) -> str:
         "",
         "Floor: gradient evaluations of the kept draws "
         f"({nuts.get('n_steps_draws', 'n/a')}, mean tree depth "
-        f"{_fmt(nuts.get('mean_tree_depth'), '.2f')}; the 4 x 500 tuning steps are not "
+        f"{_fmt(nuts.get('mean_tree_depth'), '.2f')}; the 4 x {nuts.get('tune', 'n/a')} "
+        "tuning steps are not "
         "stored and not counted) x the kernel's cost, over 2 cores (compiled density only). "
         "R-hat and ESS are over "
         "every posterior variable. NUTS samples the density's sampling form (centred rater "
@@ -279,7 +283,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--peer-timeout", type=float, default=600.0)
-    parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument(
+        "--no-peers",
+        action="store_true",
+        help="skip the PyMC peers (minutes); their rows of the last run that had them are "
+        "kept, with that run's date",
+    )
     parser.add_argument(
         "--rewrite", action="store_true", help="rewrite the RESULTS.md section from the JSON"
     )
@@ -294,13 +303,20 @@ def main() -> None:
         return
     _run("cost", None)  # warm-up: fills numba's cache
     rows: dict[str, Any] = {}
+    today = _dt.date.today().isoformat()
     for kind in ("cost", "nuts", "map"):
-        rows[kind] = _run(kind, None)
+        rows[kind] = {**_run(kind, None), "date": today}
         print(json.dumps(rows[kind]), flush=True)
+    peers = ("pymc-map", "pymc-nuts")
     if not args.no_peers:
-        for kind in ("pymc-map", "pymc-nuts"):
-            rows[kind] = _run(kind, args.peer_timeout)
+        for kind in peers:
+            rows[kind] = {**_run(kind, args.peer_timeout), "date": today}
             print(json.dumps(rows[kind]), flush=True)
+    elif args.json.exists():  # the peers' rows of the last run that had them, dated
+        old = json.loads(args.json.read_text())
+        for kind in peers:
+            if kind in old["rows"]:
+                rows[kind] = {"date": old["info"]["date"], **old["rows"][kind]}
     results = {
         "rows": rows,
         "peer_timeout": args.peer_timeout,

@@ -10,6 +10,7 @@ import itertools
 
 import numpy as np
 import pytest
+import xarray as xr
 from scipy.optimize import minimize
 
 from raterstats import LengthEffect
@@ -147,6 +148,13 @@ def test_every_sampling_form_is_the_same_model(small, flags):
     assert a.keys() == b.keys()
     for k in a:
         np.testing.assert_allclose(a[k], b[k], atol=1e-12)
+    # the batch expansion a fit uses equals the expansion of each draw
+    ys = y + rng.normal(size=(3, d.ndim)) * 0.2
+    batch = d.expand_draws(ys)
+    assert batch.keys() == a.keys()
+    for k in batch:
+        one = np.stack([d.expand(v)[k] for v in ys])
+        np.testing.assert_allclose(batch[k], one, rtol=1e-13, atol=1e-13)
 
 
 def test_probit_and_other_prior_families_fall_back_with_a_reason(small):
@@ -297,3 +305,27 @@ def test_length_coefficients_90_percent_intervals_cover_over_simulated_studies()
         covered += int(((lo.values <= t) & (t <= hi.values)).sum())
         total += t.size
     assert 0.80 <= covered / total <= 0.97, (covered, total)
+
+
+def test_default_tuning_is_shorter_on_the_compiled_density_only(small, monkeypatch):
+    """``tune=None``: 300 steps for NUTS by nutpie on the compiled density, the package's
+    500 where the PyMC graph or another sampler runs; a given ``tune`` is kept."""
+    from raterstats import defaults
+    from raterstats.models import length_effect
+    from raterstats.models.base import Model
+
+    _, ratings, _ = small
+    seen = []
+
+    def record(self, ratings, *, tune, **options):
+        seen.append(tune)
+        return xr.DataTree()
+
+    monkeypatch.setattr(Model, "fit", record)
+    LengthEffect().fit(ratings)
+    LengthEffect().fit(ratings, logp_backend="pymc")
+    LengthEffect().fit(ratings, sampler="numpyro")
+    LengthEffect(link="probit").fit(ratings)
+    LengthEffect().fit(ratings, tune=123)
+    assert seen == [length_effect.TUNE, *[defaults.TUNE] * 3, 123]
+    assert length_effect.TUNE == 300 and defaults.TUNE == 500
