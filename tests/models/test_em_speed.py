@@ -297,6 +297,20 @@ def test_sort_order_and_unique_inverse_match_numpy():
         np.testing.assert_array_equal(inv, inv_ref.ravel())
 
 
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 1000])
+def test_patterns_from_hashes_numbers_groups_by_their_first_unit(n):
+    """Equal hashes share a group; groups are numbered 0, 1, ... in the order of their
+    first unit (checked against ``np.unique`` and a stable sort of the first indices)."""
+    rng = np.random.default_rng(n)
+    h = rng.integers(0, max(1, n // 3), n).astype(np.uint64) * np.uint64(2**40 + 7)
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    got = patterns.patterns_from_hashes(h)
+    np.testing.assert_array_equal(got, rank[inverse.ravel()])
+    assert got.dtype == np.int64
+
+
 def test_subset_units_keeps_each_units_likelihood(mixed_data):
     data = mixed_data
     keep = np.random.default_rng(0).random(data.n_units) < 0.4

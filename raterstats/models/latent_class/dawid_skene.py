@@ -684,25 +684,26 @@ class DawidSkene(LatentClassModel):
         # rows and the estimates are learnt together from the best of them
         model = self.with_options(confusion_prior="fixed") if eb else self
 
-        def on(d: LatentClassData) -> Any:
-            lay = table_layout(d, model.cells(d)[1])
+        def on(d: LatentClassData, lay: TableLayout) -> Any:
             return lambda **kw: ds_em_run(
                 model, d, lay=lay, rng=rng, tol=tol, variational=variational, **kw
             )
 
+        lay = table_layout(data, model.cells(data)[1])  # (the same cells as self's)
         res, runs, best = short_run_restarts(
-            on(data),
+            on(data, lay),
             restarts=restarts,
             short_iter=short_iter,
             max_iter=max_iter,
-            short_run=None if sub is None else on(sub),
+            short_run=None if sub is None else on(sub, table_layout(sub, model.cells(sub)[1])),
             rng=rng,
             finish_best=not eb,  # empirical Bayes continues the best run
         )
         if eb:
             res = empirical_bayes_em(
-                self, data, res, rng=rng, tol=tol, variational=variational, max_iter=max_iter
-            )
+                self, data, res, rng=rng, tol=tol, variational=variational, max_iter=max_iter,
+                lay=lay,
+            )  # fmt: skip
             # the alternation continues the kept restart's run: its iterations count there
             runs[best] = res
         K = data.K

@@ -27,7 +27,7 @@ from scipy.special import digamma, gammaln, polygamma
 
 from raterstats.models.latent_class.data import LatentClassData
 from raterstats.models.latent_class.dawid_skene_em import cell_counts, ds_em_run
-from raterstats.models.latent_class.reference import table_layout
+from raterstats.models.latent_class.reference import TableLayout, table_layout
 
 if TYPE_CHECKING:
     from raterstats.models.latent_class.dawid_skene import DawidSkene
@@ -284,6 +284,7 @@ def empirical_bayes_em(
     eb_tol: float = EB_TOL,
     max_updates: int = EB_MAX_UPDATES,
     inner_iter: int = EB_INNER_ITER,
+    lay: TableLayout | None = None,
 ) -> dict[str, Any]:
     """Learn the confusion prior's rows and the EM estimates together, from an EM run at
     the starting prior (``start``: the best restart of ``DawidSkene.fit_em``, with its
@@ -294,7 +295,8 @@ def empirical_bayes_em(
     counts of the current label posteriors, and (2) up to ``inner_iter`` EM iterations at the
     updated prior, continued from the current state, until neither a mean row's entry nor
     the log concentration moves by more than ``eb_tol`` in an update (or ``max_updates``
-    updates); then EM at the last prior runs to convergence.
+    updates); then EM at the last prior runs to convergence. ``lay``: the table layout of
+    ``data`` on the model's cells, when the caller has it.
 
     Starting from the EM fit at the fixed prior matters: from the majority vote, every rater
     agrees with a consensus its own vote helped make, the raters look alike, and the learnt
@@ -307,7 +309,8 @@ def empirical_bayes_em(
     """
     D, G, K = len(data.dimensions), len(data.designs), data.K
     NC, cell, _, _ = model.cells(data)
-    lay = table_layout(data, cell)
+    if lay is None:
+        lay = table_layout(data, cell)
     n_groups = D * G
     cell_group = np.arange(NC) % n_groups
     group_k = data.n_categories[np.arange(n_groups) // G]

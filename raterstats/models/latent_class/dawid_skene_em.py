@@ -50,7 +50,7 @@ def ds_em_run(
     P = data.n_patterns
     if lay is None:
         lay = table_layout(data, cell)
-    em_estep, em_accumulate, _ = select_em_kernels(lay)
+    _, em_accumulate, _ = select_em_kernels(lay)
     em_step = select_em_step(lay)
     e_cell = lay.e_row
     E = e_cell.size
@@ -195,9 +195,11 @@ def ds_em_run(
     # the marginal log-likelihood at the estimates: one E-step pass on their table
     params = {"confusion": values["confusion"][None], "prevalence": prev[None]}
     T_hat, log_prior_hat = model.draw_tables(params, data, lay)
-    ll_plugin = em_estep(
+    # (the iterations' E-step, threaded on large data; its expected counts are not used)
+    ll_plugin = em_step(
         np.where(np.isfinite(T_hat[0]), T_hat[0], 0.0), log_prior_hat[0], lay.p_e, lay.p_start,
-        lay.pattern_dim, lay.pattern_w, mask, np.empty((P, K)),
+        lay.pattern_dim, lay.pattern_w, mask, np.empty((P, K)), np.empty((lay.e_row.size, K)),
+        np.empty((D, K)),
     )  # fmt: skip
     return {**run, "values": values, "loglik": float(ll_plugin)}
 

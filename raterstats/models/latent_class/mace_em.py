@@ -81,7 +81,7 @@ def mace_em_run(
     a_prev = np.broadcast_to(pri["prevalence"].param("a", 1.0), (K,))
     if lay is None:
         lay = table_layout(data, data.p_cell)
-    em_estep, em_accumulate, _ = select_em_kernels(lay)
+    _, em_accumulate, _ = select_em_kernels(lay)
     em_step = select_em_step(lay)
     e_cell, e_code = lay.e_row, lay.e_code
     E = e_cell.size
@@ -233,9 +233,10 @@ def mace_em_run(
     with np.errstate(divide="ignore"):
         T, _ = table(np.log(theta), np.log1p(-theta), np.log(np.where(valid_rd, xi, 1.0)))
         log_prev = np.where(data.valid, np.log(np.where(data.valid, prev, 1.0)), -np.inf)
-    ll_plugin = em_estep(
+    # (the iterations' E-step, threaded on large data; its expected counts are not used)
+    ll_plugin = em_step(
         T, log_prev, lay.p_e, lay.p_start, lay.pattern_dim, lay.pattern_w, mask,
-        np.empty((P, K)),
+        np.empty((P, K)), np.empty((lay.e_row.size, K)), np.empty((D, K)),
     )  # fmt: skip
     return {**run, "values": values, "loglik": float(ll_plugin)}
 

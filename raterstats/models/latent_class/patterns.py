@@ -88,12 +88,23 @@ def patterns_from_hashes(h: np.ndarray) -> np.ndarray:
     >>> patterns_from_hashes(np.array([9, 4, 9, 1], dtype=np.uint64)).tolist()
     [0, 1, 0, 2]
     """
-    if h.size == 0:
+    n = h.size
+    if n == 0:
         return np.zeros(0, dtype=np.int64)
-    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-    rank = np.empty(first.size, dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
-    result: np.ndarray = rank[inverse.ravel()]
+    # one sort of the hashes; each group's first unit is the least index in its run, and
+    # the groups are ranked by first unit with a running count (no second sort)
+    perm = np.argsort(h)
+    hs = h[perm]
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(hs[1:], hs[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    first = np.minimum.reduceat(perm, starts)
+    is_first = np.zeros(n, dtype=bool)
+    is_first[first] = True
+    rank = (np.cumsum(is_first) - 1)[first]
+    result = np.empty(n, dtype=np.int64)
+    result[perm] = rank[np.cumsum(new) - 1]
     return result
 
 
