@@ -44,9 +44,9 @@ VB_NUMPY_MAX = 2_000
 
 #: Pattern ratings x classes from which a whole EM iteration's E-step runs in
 #: :data:`EM_CHUNKS` ranges of patterns on threads (:class:`ChunkedEStep`). Measured on 2
-#: cores (3 ratings per pattern, 6,000 table rows): 450,000 take 2.0 ms on one thread and
-#: 1.75 ms on two, 4,500,000 (500,000 x 3) 14.8 ms and 12.5 ms; below this bound the
-#: threads' start and join (a few tenths of a millisecond) eat what they save.
+#: cores (3 ratings per pattern, 6,000 table rows, the pool of :func:`em_pool` kept):
+#: 450,000 take 1.55 ms on one thread and 1.6 ms on two, 4,500,000 (500,000 x 3) 15.5 ms
+#: and 8.2 ms; below this bound handing the ranges to the threads eats what they save.
 EM_THREADED_MIN = 600_000
 
 #: Ranges of patterns of the threaded E-step, fixed whatever the number of cores: each range
