@@ -12,7 +12,11 @@ import xarray as xr
 
 from raterstats import schema as S
 from raterstats.analyze.context import Context
-from raterstats.analyze.designs_categorical import categorical_design_lines, reliability_figure
+from raterstats.analyze.designs_categorical import (
+    budget_executor,
+    categorical_design_lines,
+    reliability_figure,
+)
 from raterstats.analyze.folder import slug
 from raterstats.analyze.health import POINT_METHODS, banners, ppc_lines
 from raterstats.analyze.tables import format_interval
@@ -207,9 +211,10 @@ def _budget(dt: xr.DataTree, ratings: Ratings, ctx: Context) -> list[str]:
     from raterstats.design import annotation_budget, cheapest_design
     from raterstats.plots import budget_curve
 
-    budget = annotation_budget(
-        dt, ratings, n_sims=N_BUDGET_SIMS, max_workers=1, random_seed=ctx.seed
-    )
+    with budget_executor() as pool:
+        budget = annotation_budget(
+            dt, ratings, n_sims=N_BUDGET_SIMS, executor=pool, random_seed=ctx.seed
+        )
     frame = pl.from_pandas(
         budget[["reliability", "p_recovered", "expected_tau"]].to_dataframe().reset_index()
     ).join(

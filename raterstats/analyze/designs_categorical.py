@@ -8,6 +8,10 @@ ordinal model's."""
 from __future__ import annotations
 
 import itertools
+import os
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import polars as pl
@@ -32,6 +36,29 @@ N_BUDGET_SIMS = 200
 LABEL_KAPPA_TARGET = 0.8
 #: the probability of the true system ranking the cheapest design overall is to reach
 RANKING_TARGET = 0.9
+
+
+#: Threads of the annotation-budget simulations of a report (at most the machine's cores):
+#: each simulated study is vectorised NumPy, which releases the GIL, and every task draws
+#: from its own seed, so threads give the numbers of one worker; processes would each
+#: import the package first (about 2 s), longer than the built-in study's projections take.
+BUDGET_THREADS = 2
+
+
+@contextmanager
+def budget_executor() -> Iterator[ThreadPoolExecutor]:
+    """A thread pool of :data:`BUDGET_THREADS` workers for ``annotation_budget``'s tasks,
+    shut down on exit.
+
+    Examples
+    --------
+    >>> with budget_executor() as pool:
+    ...     list(pool.map(abs, [-1, 2]))
+    [1, 2]
+    """
+    workers = max(1, min(BUDGET_THREADS, os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="raterstats-budget") as pool:
+        yield pool
 
 
 def design_origin(ctx: Context, designs: list[str]) -> dict[str, str]:
@@ -309,9 +336,10 @@ def _budget_lines(ctx: Context, done: Fit) -> list[str]:
         return []
     if S.DURATION not in done.ratings.data.columns:
         return ["No categorical annotation budget: the data have no duration_s column.", ""]
-    budget = annotation_budget(
-        done.dt, done.ratings, n_sims=N_BUDGET_SIMS, max_workers=1, random_seed=ctx.seed
-    )
+    with budget_executor() as pool:
+        budget = annotation_budget(
+            done.dt, done.ratings, n_sims=N_BUDGET_SIMS, executor=pool, random_seed=ctx.seed
+        )
     names = ["p_correct_majority", "p_correct_model", "reliability", "p_recovered"]
     frame = pl.from_pandas(budget[names].to_dataframe().reset_index()).join(
         pl.from_pandas(budget["cost_hours"].to_dataframe().reset_index()),
