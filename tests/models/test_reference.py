@@ -1,8 +1,8 @@
 """Every compiled latent-class kernel against its NumPy reference
 (:mod:`raterstats.models.latent_class.reference`) at random points: the pattern likelihood
 and its gradient, the draw summaries, the simplex transform, and the likelihood part of
-each model's compiled density (value and gradient), for MACE (flat, hierarchical centred
-and non-centred) and Dawid-Skene (every pooling)."""
+each model's compiled density (value and gradient), for MACE (flat, hierarchical centred,
+non-centred and with the rater effects alone centred) and Dawid-Skene (every pooling)."""
 
 from __future__ import annotations
 
@@ -147,6 +147,7 @@ MODELS = [
     ("mace_flat", lambda: MACE(hierarchical=False)),
     ("mace_hier", lambda: MACE(hierarchical=True, centred=False)),
     ("mace_hier_centred", lambda: MACE(hierarchical=True, centred=True)),
+    ("mace_hier_raters_centred", lambda: MACE(hierarchical=True, centred="raters")),
     ("unpooled", lambda: DawidSkene()),
     ("pooled", lambda: DawidSkene(pooling="pooled")),
     ("partial_centred", lambda: DawidSkene(pooling="partial", centred=True)),

@@ -156,13 +156,18 @@ def _pymc_point(model, data, pooling, x, model_obj):
 
     if pooling == "mace_flat":
         take("competence_arcsine", (R, D, G))
-    elif pooling in ("mace_hier", "mace_hier_centred"):
-        centred = pooling == "mace_hier_centred"
+    elif pooling in ("mace_hier", "mace_hier_centred", "mace_hier_raters_centred"):
+        cen_u, cen_v = model_obj.is_centred(data)
+        assert (cen_u, cen_v) == {
+            "mace_hier": (False, False),
+            "mace_hier_centred": (True, True),
+            "mace_hier_raters_centred": (True, False),
+        }[pooling]
         take("competence_cell_mean", (D, G))
         take("rater_sd_log__", ())
-        take("rater_effect_basis" if centred else "rater_z", (R - 1,))
+        take("rater_effect_basis" if cen_u else "rater_z", (R - 1,))
         take("cell_sd_log__", ())
-        take("cell_effect_basis" if centred else "cell_z", (R - 1, D * G - 1))
+        take("cell_effect_basis" if cen_v else "cell_z", (R - 1, D * G - 1))
     elif pooling in ("unpooled", "pooled"):
         nc = (R, D, G) if pooling == "unpooled" else (D, G)
         take("confusion_simplex__", (*nc, K, K - 1))
@@ -192,6 +197,7 @@ def _pymc_point(model, data, pooling, x, model_obj):
         ("mace_flat", lambda: MACE(hierarchical=False)),
         ("mace_hier", lambda: MACE(hierarchical=True, centred=False)),
         ("mace_hier_centred", lambda: MACE(hierarchical=True, centred=True)),
+        ("mace_hier_raters_centred", lambda: MACE(hierarchical=True, centred="raters")),
         ("unpooled", lambda: DawidSkene()),
         ("pooled", lambda: DawidSkene(pooling="pooled")),
         ("partial", lambda: DawidSkene(pooling="partial")),

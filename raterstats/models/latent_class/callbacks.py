@@ -47,7 +47,7 @@ KERNEL_SOURCES = (
 #: changed kernel or layout would otherwise leave stale callbacks that read the new data
 #: layout with the old code (heap corruption). tests/models/test_structure.py fails until
 #: this value is updated, and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "1d30a66905c5637a4cc05cf0647c5843709fead989d08592b699118a43b61af6"
+KERNEL_SOURCE_SHA256 = "20d41538678ba63b7844b5f5e778d246f0ec9e94ef807d8bf73fa2c207a49656"
 
 
 def kernel_source_sha256() -> str:
@@ -88,6 +88,7 @@ def mace_entry(x: np.ndarray, ints: np.ndarray, floats: np.ndarray, grad: np.nda
         h[MaceHeader.HIERARCHICAL] == 1,
         h[MaceHeader.HAS_CELL_EFFECTS] == 1,
         h[MaceHeader.CENTRED] == 1,
+        h[MaceHeader.CENTRED_CELLS] == 1,
         R,
         D,
         G,

@@ -196,7 +196,8 @@ def mace_logp_grad(
     x: np.ndarray,
     hier: bool,
     has_v: bool,
-    centred: bool,
+    centred_u: bool,
+    centred_v: bool,
     R: int,
     D: int,
     G: int,
@@ -230,9 +231,10 @@ def mace_logp_grad(
     a_u (R-1), (log sigma_v, a_v ((R-1) x (D*G-1), row-major))]``: zero-sum rater effects
     ``u = basis_r a_u`` and cell effects ``v = basis_r a_v basis_c^T`` (summing to zero over
     raters and over cells; ``basis_r (R, R-1)``, ``basis_c (D*G, D*G-1)`` orthonormal), whose
-    basis coordinates are ``N(0, sigma)`` (``centred``: ``a`` holds them; otherwise
-    ``a = sigma z`` and ``x`` holds ``z``); then spam simplex rows (rater-major, ``K_d - 1``
-    each), then prevalence rows (``K_d - 1`` each).
+    basis coordinates are ``N(0, sigma)`` (centred, ``centred_u`` for the rater effects and
+    ``centred_v`` for the cell effects: ``a`` holds them; otherwise ``a = sigma z`` and ``x``
+    holds ``z``); then spam simplex rows (rater-major, ``K_d - 1`` each), then prevalence
+    rows (``K_d - 1`` each).
     """
     C = R * D * G
     DG = D * G
@@ -263,11 +265,11 @@ def mace_logp_grad(
         s_u = math.exp(y_u)
         lp += math.log(2.0) - _LOG_SQRT_2PI - math.log(sd_u) - 0.5 * (s_u / sd_u) ** 2 + y_u
         pos += 1
-        f_u = 1.0 if centred else s_u
+        f_u = 1.0 if centred_u else s_u
         pos_u = pos
         for k in range(nb):
             zu = x[pos + k]
-            if centred:
+            if centred_u:
                 lp += -0.5 * (zu / s_u) ** 2 - y_u - _LOG_SQRT_2PI
             else:
                 lp += -0.5 * zu * zu - _LOG_SQRT_2PI
@@ -281,7 +283,7 @@ def mace_logp_grad(
             pos_sv = pos
             y_v = x[pos]
             s_v = math.exp(y_v)
-            f_v = 1.0 if centred else s_v
+            f_v = 1.0 if centred_v else s_v
             lp += math.log(2.0) - _LOG_SQRT_2PI - math.log(sd_v) - 0.5 * (s_v / sd_v) ** 2 + y_v
             pos += 1
             pos_v = pos
@@ -289,7 +291,7 @@ def mace_logp_grad(
             for k in range(nb):
                 for m in range(mc):
                     zv = x[pos + k * mc + m]
-                    if centred:
+                    if centred_v:
                         lp += -0.5 * (zv / s_v) ** 2 - y_v - _LOG_SQRT_2PI
                     else:
                         lp += -0.5 * zv * zv - _LOG_SQRT_2PI
@@ -410,11 +412,11 @@ def mace_logp_grad(
                 acc += basis_r[j, k] * du[j]
             grad[pos_u + k] += f_u * acc
         grad[DG] += -((s_u / sd_u) ** 2) + 1.0
-        if not centred:
+        if not centred_u:
             grad[DG] += s_u * g_s
         for k in range(nb):
             zu = x[pos_u + k]
-            if centred:
+            if centred_u:
                 grad[pos_u + k] += -zu / s_u**2
                 grad[DG] += (zu / s_u) ** 2 - 1.0
             else:
@@ -436,11 +438,11 @@ def mace_logp_grad(
                         acc += basis_r[j, k] * Wg[j, m]
                     grad[pos_v + k * mc + m] += f_v * acc
             grad[pos_sv] += -((s_v / sd_v) ** 2) + 1.0
-            if not centred:
+            if not centred_v:
                 grad[pos_sv] += s_v * g_s
             for i in range(nb * mc):
                 zv = x[pos_v + i]
-                if centred:
+                if centred_v:
                     grad[pos_v + i] += -zv / s_v**2
                     grad[pos_sv] += (zv / s_v) ** 2 - 1.0
                 else:

@@ -46,7 +46,8 @@ class MaceHeader(IntEnum):
     N_DIMENSIONS = 3
     N_DESIGNS = 4
     N_CLASSES = 5  #: K
-    CENTRED = 6  #: 1: zero-sum effects' coordinates sampled centred
+    CENTRED = 6  #: 1: the rater effects' zero-sum coordinates sampled centred
+    CENTRED_CELLS = 7  #: 1: the cell effects' zero-sum coordinates sampled centred
 
 
 class MaceFloat(IntEnum):

@@ -53,7 +53,7 @@ def mace_packed_fields(
     C = R * D * G
     hier = model.is_hierarchical(data)
     has_v = hier and D * G > 1
-    centred = hier and model.is_centred(data)
+    cen_u, cen_v = model.is_centred(data) if hier else (False, False)
     lay = table_layout(data, data.p_cell)
     n_cat = data.n_categories.astype(np.int64)
     rows = np.tile(n_cat, R)
@@ -71,7 +71,8 @@ def mace_packed_fields(
         MaceHeader.N_DIMENSIONS: D,
         MaceHeader.N_DESIGNS: G,
         MaceHeader.N_CLASSES: K,
-        MaceHeader.CENTRED: int(centred),
+        MaceHeader.CENTRED: int(cen_u),
+        MaceHeader.CENTRED_CELLS: int(cen_v and has_v),
     }
     scalars = {
         MaceScalar.BETA_A: a_c,
@@ -118,7 +119,7 @@ def mace_density(
     C = R * D * G
     hier = model.is_hierarchical(data)
     has_v = hier and D * G > 1
-    centred = hier and model.is_centred(data)
+    cen_u, cen_v = model.is_centred(data) if hier else (False, False)
     n_cat = data.n_categories.astype(np.int64)
     rows = np.tile(n_cat, R)
     n_rb, n_cb = R - 1, D * G - 1  # free coordinates of the zero-sum effects
@@ -144,20 +145,20 @@ def mace_density(
             beta = xs[:, : D * G].reshape(n, D, G)
             s_u = np.exp(xs[:, D * G])
             z_u = xs[:, D * G + 1 : D * G + 1 + n_rb]
-            u = (z_u if centred else s_u[:, None] * z_u) @ basis_r.T
+            u = (z_u if cen_u else s_u[:, None] * z_u) @ basis_r.T
             eta = beta[:, None] + u[:, :, None, None]
             out["competence_cell_mean"] = beta
             out["rater_sd"] = s_u
-            out["rater_effect_basis" if centred else "rater_z"] = z_u
+            out["rater_effect_basis" if cen_u else "rater_z"] = z_u
             out["rater_effect"] = u
             if has_v:
                 s_v = np.exp(xs[:, D * G + 1 + n_rb])
                 z_v = xs[:, D * G + 2 + n_rb : n_head].reshape(n, n_rb, n_cb)
-                w = z_v if centred else s_v[:, None, None] * z_v
+                w = z_v if cen_v else s_v[:, None, None] * z_v
                 v = np.einsum("ra,nab,cb->nrc", basis_r, w, basis_c).reshape(n, R, D, G)
                 eta = eta + v
                 out["cell_sd"] = s_v
-                out["cell_effect_basis" if centred else "cell_z"] = z_v
+                out["cell_effect_basis" if cen_v else "cell_z"] = z_v
                 out["cell_effect"] = v
             out.update(decomposition(beta))
             out["competence"] = expit(eta)
@@ -181,14 +182,14 @@ def mace_density(
             u = u - u.mean()
             s_u = max(float(np.std(u)), 0.05)
             z_u = basis_r.T @ u
-            head = [beta.reshape(-1), [np.log(s_u)], z_u if centred else z_u / s_u]
+            head = [beta.reshape(-1), [np.log(s_u)], z_u if cen_u else z_u / s_u]
             if has_v:
                 v = np.asarray(start["cell_effect"], float).reshape(R, D * G)
                 v = v - v.mean(axis=0, keepdims=True)
                 v = v - v.mean(axis=1, keepdims=True)
                 s_v = max(float(np.std(v)), 0.05)
                 z_v = (basis_r.T @ v @ basis_c).reshape(-1)
-                head += [[np.log(s_v)], z_v if centred else z_v / s_v]
+                head += [[np.log(s_v)], z_v if cen_v else z_v / s_v]
             h = np.concatenate(head)
         else:
             comp = np.clip(np.asarray(start["competence"], float), 1e-4, 1 - 1e-4)
