@@ -350,8 +350,8 @@ def cds_vb_run(
         # C, s
         W, L = community_stats(r, elog_pi, vl)
         C, s, _ = optimise_cs(C, s, W, L, conf_conc, s_prior, floor)
-        # E-step: q(T) from E log pi and E log prevalence
-        elog_pi = dirichlet_elog(conc_pi)
+        # E-step: q(T) from E log pi (conc_pi unchanged since the top of the iteration)
+        # and E log prevalence
         T = elog_pi[lay.e_row, :, lay.e_code]  # (E, K)
         ll = em_step(
             np.ascontiguousarray(T), dirichlet_elog(prev_conc), lay.p_e, lay.p_start,
