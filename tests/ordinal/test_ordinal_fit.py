@@ -119,6 +119,20 @@ def test_derived_quantities(small_fit):
     assert np.all((v >= 0) & (v <= 1))
 
 
+def test_compiled_fit_statistics_equal_numpy(small_fit):
+    """The rater table's infit and outfit by the numba kernel (default for the logit
+    link) equal the NumPy form's to rounding; both thin to the same draws."""
+    fast = rater_table(small_fit, max_draws=60)
+    slow = rater_table(small_fit, max_draws=60, compiled=False)
+    for name in ("infit", "outfit"):
+        np.testing.assert_allclose(fast[name].values, slow[name].values, rtol=1e-10)
+    assert fast.attrs["draws_used_for_fit"] == slow.attrs["draws_used_for_fit"]
+    with pytest.raises(ValueError, match="logit"):
+        probit = small_fit.copy(deep=True)
+        probit["constant_data"].attrs["link"] = "probit"
+        rater_table(probit, compiled=True)
+
+
 def test_the_model_answers_rater_summary_and_system_score_draws(small_fit):
     model = OrdinalRaters()
     assert OrdinalRaters.answers("rater_summary") and OrdinalRaters.answers("system_score_draws")

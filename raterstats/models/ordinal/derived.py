@@ -19,7 +19,7 @@ from raterstats.checks import check_counts
 from raterstats.defaults import resolve_ci_prob
 from raterstats.intervals import eti
 from raterstats.models.base import Model, is_fit_of
-from raterstats.models.ordinal.data import data_from_constants
+from raterstats.models.ordinal.data import OrdinalData, data_from_constants
 from raterstats.models.ordinal.reference import (
     category_probs,
     cdf,
@@ -331,8 +331,53 @@ def sentence_aggregation(dt: xr.DataTree, *, max_draws: int = 400) -> xr.Dataset
     )
 
 
+def _fit_sums_compiled(
+    part: xr.Dataset,
+    data: OrdinalData,
+    cell: np.ndarray,
+    y: np.ndarray,
+    values: np.ndarray,
+    sums: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> int:
+    """Add the infit / outfit sums of the draws of ``part`` to ``sums`` (squared
+    residuals, variances, squared standardised residuals per cell) by
+    :func:`raterstats.models.ordinal.kernels_fit.fit_sums_logit`, the draws split in two
+    halves on two threads (each into buffers of its own, added in order: the result does
+    not depend on the threads). Returns the number of draws."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from raterstats.models.ordinal.kernels_fit import fit_sums_logit
+
+    lp, cuts = lp_and_cuts(part, data, per_rating=False)
+    m = lp.shape[0] * lp.shape[1]
+    lp2 = np.ascontiguousarray(lp.reshape(m, -1), dtype=np.float64)
+    cuts2 = np.ascontiguousarray(cuts.reshape(m, *cuts.shape[2:]), dtype=np.float64)
+    dim = np.ascontiguousarray(data.obs_dim, dtype=np.int64)
+    design = np.ascontiguousarray(data.obs_design, dtype=np.int64)
+    cells = np.ascontiguousarray(cell, dtype=np.int64)
+    yv = np.ascontiguousarray(y, dtype=np.float64)
+    vals = np.ascontiguousarray(values, dtype=np.float64)
+    bounds = [(0, m // 2), (m // 2, m)]
+    bufs = [tuple(np.zeros_like(b) for b in sums) for _ in bounds]
+
+    def run(j: int) -> None:
+        lo, hi = bounds[j]
+        fit_sums_logit(lp2[lo:hi], cuts2[lo:hi], dim, design, cells, yv, vals, *bufs[j])
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(run, range(len(bounds))))
+    for buf in bufs:
+        for total, part_sum in zip(sums, buf, strict=True):
+            total += part_sum
+    return m
+
+
 def rater_table(
-    dt: xr.DataTree, *, ci_prob: float | None = None, max_draws: int = 200
+    dt: xr.DataTree,
+    *,
+    ci_prob: float | None = None,
+    max_draws: int = 200,
+    compiled: bool | None = None,
 ) -> xr.Dataset:
     """The rater table in the many-facet Rasch vocabulary, per rater x dimension x design.
 
@@ -345,7 +390,9 @@ def rater_table(
     dimension x design, over the human raters, the ``separation`` index (spread of
     severities in units of their standard error) and the ``separation_reliability``
     ``G^2 / (1 + G^2)``. Judges (non-human raters) are in the same table, flagged by
-    ``is_human``, and are left out of the separation statistics.
+    ``is_human``, and are left out of the separation statistics. The fit statistics use
+    at most ``max_draws`` draws per chain (evenly thinned); ``compiled``: their sums by the
+    numba kernel (logit link only; default for the logit link) or by NumPy.
 
     Examples
     --------
@@ -361,6 +408,10 @@ def rater_table(
     ci_prob = resolve_ci_prob(ci_prob)
     post, const = check_fit(dt)
     link = str(const.attrs["link"])
+    if compiled is None:
+        compiled = link == "logit"
+    if compiled and link != "logit":
+        raise ValueError(f"the compiled fit statistics implement the logit link, not {link!r}")
     n_draw = post.sizes["draw"]
     thin = post.isel(draw=slice(None, None, max(1, n_draw // max_draws)))
     data = data_from_constants(dt)
@@ -373,6 +424,9 @@ def rater_table(
     var_sum = np.zeros(nr * nd * ng)
     n_used = 0
     for _, part in draw_chunks(thin):
+        if compiled:  # on two threads
+            n_used += _fit_sums_compiled(part, data, cell, y, values, (sq, var_sum, z2))
+            continue
         lp, cuts = lp_and_cuts(part, data)
         ey, vy = rating_moments(lp, cuts, link, values)
         res2 = (y - ey) ** 2

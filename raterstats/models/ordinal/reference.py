@@ -98,7 +98,9 @@ def length_effects(post: xr.Dataset, data: OrdinalData) -> np.ndarray:
     return out
 
 
-def lp_and_cuts(post: xr.Dataset, data: OrdinalData) -> tuple[np.ndarray, np.ndarray]:
+def lp_and_cuts(
+    post: xr.Dataset, data: OrdinalData, *, per_rating: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """Linear predictor of every rating and its cut-points, for every draw.
 
     ``lambda_jdg * (eta_id + w_sd) - delta_jdg + beta_jdg * z(log length_i)`` per rating,
@@ -112,10 +114,15 @@ def lp_and_cuts(post: xr.Dataset, data: OrdinalData) -> tuple[np.ndarray, np.nda
     data : OrdinalData
         The ratings the draws belong to.
 
+    per_rating : bool
+        Cut-points per rating (default), or per dimension x design as the posterior holds
+        them.
+
     Returns
     -------
     (lp, cuts) : tuple of np.ndarray
-        ``lp`` (chain, draw, rating) and ``cuts`` (chain, draw, rating, K - 1).
+        ``lp`` (chain, draw, rating) and ``cuts`` (chain, draw, rating, K - 1), or
+        (chain, draw, dimension, design, K - 1) with ``per_rating=False``.
     """
     lam = post["discrimination"].transpose("chain", "draw", "rater", "dimension", "design").values
     sev = post["severity"].transpose("chain", "draw", "rater", "dimension", "design").values
@@ -134,7 +141,7 @@ def lp_and_cuts(post: xr.Dataset, data: OrdinalData) -> tuple[np.ndarray, np.nda
     if data.has_length:
         beta = length_effects(post, data)
         lp += beta[(slice(None), slice(None), *cell)] * data.z_length[data.obs_item]
-    return lp, cuts[:, :, data.obs_dim, data.obs_design]
+    return lp, cuts[:, :, data.obs_dim, data.obs_design] if per_rating else cuts
 
 
 def interval_logp(lo: np.ndarray, hi: np.ndarray, link: str) -> np.ndarray:
