@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -295,6 +296,27 @@ def test_sort_order_and_unique_inverse_match_numpy():
         u_ref, inv_ref = np.unique(key, return_inverse=True)
         np.testing.assert_array_equal(u, u_ref)
         np.testing.assert_array_equal(inv, inv_ref.ravel())
+
+
+def _pool_answers(queue):
+    queue.put(em_mod.em_pool(2).submit(abs, -3).result(timeout=20))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_the_kept_em_pool_works_in_a_forked_process():
+    """The threaded E-step's pool is kept for the process; a forked child (a process pool's
+    default start on Linux) has none of its threads and must start its own instead of
+    queueing work for threads that do not exist."""
+    import multiprocessing
+
+    assert em_mod.em_pool(2).submit(abs, -2).result() == 2  # the parent's pool exists
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_pool_answers, args=(queue,))
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    assert queue.get(timeout=5) == 3
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 1000])

@@ -127,9 +127,9 @@ def test_compiled_fit_statistics_equal_numpy(small_fit):
     for name in ("infit", "outfit"):
         np.testing.assert_allclose(fast[name].values, slow[name].values, rtol=1e-10)
     assert fast.attrs["draws_used_for_fit"] == slow.attrs["draws_used_for_fit"]
+    probit = small_fit.copy(deep=True)
+    probit["constant_data"].attrs["link"] = "probit"
     with pytest.raises(ValueError, match="logit"):
-        probit = small_fit.copy(deep=True)
-        probit["constant_data"].attrs["link"] = "probit"
         rater_table(probit, compiled=True)
 
 
