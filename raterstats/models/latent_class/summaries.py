@@ -224,7 +224,7 @@ def label_prob_draws(
     params = {k: v[keep] for k, v in params.items()}
     joint = model.pattern_log_joint(params, data)
     prob = np.exp(joint - logsumexp_np(joint, axis=-1)[..., None])
-    return np.nan_to_num(prob[:, data.unit_pattern])
+    return np.nan_to_num(np.take(prob, data.unit_pattern, axis=1))
 
 
 def unit_system_table(data: LatentClassData, what: str) -> pl.DataFrame:
