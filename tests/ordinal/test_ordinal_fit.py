@@ -133,6 +133,21 @@ def test_compiled_fit_statistics_equal_numpy(small_fit):
         rater_table(probit, compiled=True)
 
 
+def test_compiled_fair_averages_equal_numpy(small_fit):
+    """The fair averages by the numba kernel (default for the logit link) equal the NumPy
+    form's to rounding, under the answer design and the sentence design (whose units are
+    sentences averaged within their answer), with the same systems left out."""
+    assert "sentence_z" in small_fit["posterior"]
+    fast = system_scores(small_fit)["fair_average"]
+    slow = system_scores(small_fit, compiled=False)["fair_average"]
+    assert bool(fast.notnull().any())
+    np.testing.assert_allclose(fast.values, slow.values, rtol=1e-12, atol=1e-12)
+    probit = small_fit.copy(deep=True)
+    probit["constant_data"].attrs["link"] = "probit"
+    with pytest.raises(ValueError, match="logit"):
+        system_scores(probit, compiled=True)
+
+
 def test_the_model_answers_rater_summary_and_system_score_draws(small_fit):
     model = OrdinalRaters()
     assert OrdinalRaters.answers("rater_summary") and OrdinalRaters.answers("system_score_draws")

@@ -64,7 +64,7 @@ def _level_values(dt: xr.DataTree) -> np.ndarray:
         return np.arange(1, len(levels) + 1, dtype=float)
 
 
-def system_scores(dt: xr.DataTree) -> xr.Dataset:
+def system_scores(dt: xr.DataTree, *, compiled: bool | None = None) -> xr.Dataset:
     """System scores per dimension: latent effects and "fair averages" per design.
 
     The fair average of system ``m`` on dimension ``d`` under design ``g`` is the expected
@@ -84,6 +84,10 @@ def system_scores(dt: xr.DataTree) -> xr.Dataset:
     agreement (a residual spread of many logits against the cut-point spacing) that
     function is nearly a step, and the ratings of systems of different quality collapse
     onto one level.
+
+    ``compiled``: the sums over draws and answers by the numba kernel
+    (:func:`raterstats.models.ordinal.kernels_fit.fair_average_sums_logit`, logit link
+    only, two threads; the default for the logit link) or by NumPy; they agree to rounding.
 
     Returns
     -------
@@ -115,7 +119,12 @@ def system_scores(dt: xr.DataTree) -> xr.Dataset:
     n_dim, n_sys = post.sizes["dimension"], len(systems)
     fair = np.full((n_chain, n_draw, n_dim, len(designs), n_sys), np.nan)
     counts = np.zeros((len(designs), n_sys), dtype=np.int64)
-    weights = []  # per design: (unit -> system) averaging matrix and the units' answer / sentence
+    if compiled is None:
+        compiled = link == "logit"
+    if compiled and link != "logit":
+        raise ValueError(f"the compiled fair averages implement the logit link, not {link!r}")
+    # per design: each unit's weight in its system's average, its system, answer, sentence
+    weights: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]] = []
     for g in range(len(designs)):
         if has_sent[g]:
             o_design = const["obs_design"].values
@@ -136,16 +145,41 @@ def system_scores(dt: xr.DataTree) -> xr.Dataset:
             sys_of = item_system
             n_items = np.bincount(item_system, minlength=n_sys)
         counts[g] = n_items
-        avg = np.zeros((item_of.size, n_sys))
-        avg[np.arange(item_of.size), sys_of] = unit_w / np.maximum(n_items[sys_of], 1)
-        weights.append((avg, item_of, sents))
+        weights.append((unit_w / np.maximum(n_items[sys_of], 1), sys_of, item_of, sents))
+    if compiled:
+        _fair_compiled(post, weights, values, fair)
+    else:
+        _fair_numpy(post, weights, values, link, fair)
+    fair[..., counts == 0] = np.nan  # a system with no answers rated under the design
+    return xr.Dataset(
+        {
+            "latent": s,
+            "fair_average": (("chain", "draw", "dimension", "design", "system"), fair),
+            "n_answers": (("design", "system"), counts),
+        },
+        coords={"design": post["design"].values},
+    )
+
+
+def _fair_numpy(
+    post: xr.Dataset,
+    weights: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]],
+    values: np.ndarray,
+    link: str,
+    fair: np.ndarray,
+) -> None:
+    """Fill ``fair (chain, draw, dimension, design, system)`` with NumPy, in chunks of
+    draws (the form of any link)."""
+    n_sys = fair.shape[4]
     for sl, part in draw_chunks(post):
         eta = part["eta"].transpose("chain", "draw", "item", "dimension").values
         lam = np.exp(
             part["log_discrimination_mean"].transpose("chain", "draw", "dimension", "design").values
         )
         cuts = part["cutpoints"].transpose("chain", "draw", "dimension", "design", "cut").values
-        for g, (avg, item_of, sents) in enumerate(weights):
+        for g, (unit_w, sys_of, item_of, sents) in enumerate(weights):
+            avg = np.zeros((item_of.size, n_sys))
+            avg[np.arange(item_of.size), sys_of] = unit_w
             lat = eta[:, :, item_of, :]  # chain, draw, unit, dimension
             if sents is not None:
                 tau = part["sigma_sentence"].transpose("chain", "draw", "dimension").values
@@ -157,15 +191,66 @@ def system_scores(dt: xr.DataTree) -> xr.Dataset:
             mean = values[-1] - cum @ np.diff(values)
             # (chain, draw, unit, dimension) -> (chain, draw, dimension, system)
             fair[:, sl, :, g, :] = np.einsum("cwud,us->cwds", mean, avg)
-    fair[..., counts == 0] = np.nan  # a system with no answers rated under the design
-    return xr.Dataset(
-        {
-            "latent": s,
-            "fair_average": (("chain", "draw", "dimension", "design", "system"), fair),
-            "n_answers": (("design", "system"), counts),
-        },
-        coords={"design": post["design"].values},
-    )
+
+
+def _fair_compiled(
+    post: xr.Dataset,
+    weights: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]],
+    values: np.ndarray,
+    fair: np.ndarray,
+) -> None:
+    """Fill ``fair (chain, draw, dimension, design, system)`` by
+    :func:`~raterstats.models.ordinal.kernels_fit.fair_average_sums_logit`, design by
+    design, the draws split in two halves on two threads (each half writes its own draws)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from raterstats.models.ordinal.kernels_fit import fair_average_sums_logit
+
+    def flat(name: str, *dims: str) -> np.ndarray:
+        a = post[name].transpose("chain", "draw", *dims).values
+        return np.ascontiguousarray(a.reshape(-1, *a.shape[2:]), dtype=np.float64)
+
+    n_chain, n_draw, n_dim = fair.shape[:3]
+    S = n_chain * n_draw
+    eta = flat("eta", "item", "dimension")
+    lam = np.exp(flat("log_discrimination_mean", "dimension", "design"))
+    cuts = flat("cutpoints", "dimension", "design", "cut")
+    sent = any(w[3] is not None for w in weights)
+    wz = flat("sentence_z", "sentence", "dimension") if sent else np.zeros((S, 0, n_dim))
+    tau = flat("sigma_sentence", "dimension") if sent else np.zeros((S, n_dim))
+    vals = np.ascontiguousarray(values, dtype=np.float64)
+    halves = [(0, S // 2), (S // 2, S)]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for g, (unit_w, sys_of, item_of, sents) in enumerate(weights):
+            out = np.zeros((S, n_dim, fair.shape[4]))
+            lam_g = np.ascontiguousarray(lam[:, :, g])
+            cuts_g = np.ascontiguousarray(cuts[:, :, g, :])
+            unit_sent = np.full(item_of.size, -1, np.int64) if sents is None else sents
+            units = (
+                np.ascontiguousarray(item_of, dtype=np.int64),
+                np.ascontiguousarray(unit_sent, dtype=np.int64),
+            )
+            w = np.ascontiguousarray(unit_w, dtype=np.float64)
+            sys_g = np.ascontiguousarray(sys_of, dtype=np.int64)
+            futures = [
+                pool.submit(
+                    fair_average_sums_logit,
+                    eta[lo:hi],
+                    lam_g[lo:hi],
+                    cuts_g[lo:hi],
+                    *units,
+                    wz[lo:hi],
+                    tau[lo:hi],
+                    w,
+                    sys_g,
+                    vals,
+                    out[lo:hi],
+                )
+                for lo, hi in halves
+            ]
+            for fut in futures:
+                fut.result()
+            fair[:, :, :, g, :] = out.reshape(n_chain, n_draw, n_dim, -1)
 
 
 def reliability(dt: xr.DataTree) -> xr.DataArray:

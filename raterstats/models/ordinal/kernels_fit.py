@@ -1,11 +1,16 @@
-"""The sums behind the rater table's infit and outfit
-(:func:`raterstats.models.ordinal.derived.rater_table`), compiled (numba) for the logit link:
-per rater x dimension x design cell, the squared residual of every rating against its
-expected value, the rating's variance and the squared standardised residual, summed over
-draws and ratings, without the ``(draws, ratings, levels)`` arrays of the NumPy form
-(:func:`raterstats.models.ordinal.reference.rating_moments`). On the built-in study's fit
-(800 draws, 22,920 ratings) the NumPy form took about 1.8 s of the report's ordinal
-section.
+"""Sums over draws and rated units behind the ordinal fit's report, compiled (numba) for
+the logit link, without the ``(draws, units, levels)`` arrays of their NumPy forms:
+
+- :func:`fit_sums_logit`, the rater table's infit and outfit
+  (:func:`raterstats.models.ordinal.derived.rater_table`): per rater x dimension x design
+  cell, the squared residual of every rating against its expected value, the rating's
+  variance and the squared standardised residual. On the built-in study's fit (800 draws,
+  22,920 ratings) the NumPy form (:func:`raterstats.models.ordinal.reference.rating_moments`)
+  took about 1.8 s of the report's ordinal section.
+- :func:`fair_average_sums_logit`, the systems' fair averages
+  (:func:`raterstats.models.ordinal.derived.system_scores`): the expected rating of a
+  typical rater, averaged over each system's answers (or sentences). On the built-in
+  study's fit (4 x 1,000 draws, 1,555 sentences) the NumPy form took about 1.5 s per call.
 
 Standalone: it calls no other compiled module, so numba's cache of it is complete.
 """
@@ -83,4 +88,49 @@ def fit_sums_logit(
             z2[c] += res2 / max(var, 1e-12)
 
 
-__all__ = ["fit_sums_logit"]
+@njit(cache=True, nogil=True)
+def fair_average_sums_logit(
+    eta: np.ndarray,
+    lam: np.ndarray,
+    cuts: np.ndarray,
+    unit_item: np.ndarray,
+    unit_sent: np.ndarray,
+    wz: np.ndarray,
+    tau: np.ndarray,
+    unit_w: np.ndarray,
+    unit_sys: np.ndarray,
+    values: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """Add to ``out (S, D, M)`` the weighted expected ratings of the units of one design:
+    ``out[s, d, unit_sys[u]] += unit_w[u] E[y | lp]`` with ``lp = lam[s, d] x``,
+    ``x = eta[s, unit_item[u], d] + wz[s, unit_sent[u], d] tau[s, d]`` (the sentence term
+    only where ``unit_sent[u] >= 0``) and ``E y = v_K - sum_k (v_{k+1} - v_k) F(c_k - lp)``
+    over the level ``values`` and the design's cut-points ``cuts (S, D, K-1)``."""
+    S, D = lam.shape
+    KC = cuts.shape[2]
+    n = unit_item.size
+    dv = np.empty(KC)
+    for k in range(KC):
+        dv[k] = values[k + 1] - values[k]
+    top = values[KC]
+    e_cut = np.empty(KC)
+    for s in range(S):
+        for d in range(D):
+            for k in range(KC):
+                e_cut[k] = math.exp(cuts[s, d, k])
+            scale, t = lam[s, d], tau[s, d]
+            for u in range(n):
+                x = eta[s, unit_item[u], d]
+                j = unit_sent[u]
+                if j >= 0:
+                    x += wz[s, j, d] * t
+                lp = scale * x
+                e_lp = math.exp(lp)
+                mean = top
+                for k in range(KC):
+                    mean -= dv[k] * _cdf(cuts[s, d, k], lp, e_cut[k], e_lp)
+                out[s, d, unit_sys[u]] += unit_w[u] * mean
+
+
+__all__ = ["fair_average_sums_logit", "fit_sums_logit"]
