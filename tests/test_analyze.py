@@ -224,6 +224,24 @@ def test_options_are_checked_with_every_problem():
     with pytest.raises(ValueError, match="unknown segment rule"):
         AnalyzeOptions(schemes=(Scheme("s", segment_rules="sometimes"),))
     assert AnalyzeOptions(models=("ds", "ordinal")).models == ("dawid_skene", "ordinal_raters")
+    given = AnalyzeOptions(model_options={"MACE": {"centred": "raters"}})
+    assert (
+        given.options_for(MACE) == {"centred": "raters"} and given.options_for(OrdinalRaters) == {}
+    )
+    with pytest.raises(ValueError) as err:
+        AnalyzeOptions(
+            model_options={
+                "mace": {"centered": True},
+                "ordinal": {"link": "cauchit"},
+                "dawid_skene": {"use_gold": True},
+                "glad": "fast",
+            }
+        )
+    msg = str(err.value)
+    assert "model_options['mace']: unknown option(s) ['centered']; MACE takes" in msg
+    assert "model_options['ordinal']: link must be 'logit' or 'probit'" in msg
+    assert "model_options['dawid_skene']: use_gold is not an option of the analysis" in msg
+    assert "model_options['glad'] must be a mapping" in msg
 
 
 def test_analyze_refuses_before_any_work(tmp_path):
@@ -279,9 +297,12 @@ def test_cli_analyze_with_options_and_a_study_file(tmp_path):
         app,
         ["analyze", str(path), "-c", "item=answer_id", "-c", "system=model",
          "-s", "yes-partially-no", "--method", "em", "--n-boot", "20",
-         "--score-map", "yes_partially_no", "--out", str(out)],
+         "--score-map", "yes_partially_no", "--model-option", "mace.hierarchical=false",
+         "--out", str(out)],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
+    methods = (out / "report.md").read_text().split("## Methods", 1)[1]
+    assert "hierarchical=False" in methods and "hierarchical=None" not in methods
     assert f"Report written to {(out / 'report.md').resolve()}" in res.output
     assert "analyze: note: the MACE fit is a point estimate (EM)" in res.output
     assert "Sections: data, agreement, categorical, rankings" in res.output
@@ -293,10 +314,12 @@ def test_cli_analyze_with_options_and_a_study_file(tmp_path):
         '[columns]\nitem = "answer_id"\nsystem = "model"\n'
         '[analyze]\nout = "from-study"\nmodels = ["mace"]\nmethod = "em"\nn_boot = 10\n'
         'skip = ["rankings"]\ntitle = "Study | file"\n'
+        "model_options = { mace = { hierarchical = false } }\n"
     )
     res = runner.invoke(app, ["analyze", "--study", str(study)])
     assert res.exit_code == 0, res.output
     report = (tmp_path / "from-study" / "report.md").read_text()
+    assert "hierarchical=False" in report.split("## Methods", 1)[1]
     assert report.startswith("# Study \\| file")
     assert "left out by the options (skip)" in report
 
@@ -327,6 +350,10 @@ def test_cli_analyze_usage_errors(tmp_path):
     assert res.exit_code == 2 and "did you mean 'rankings'" in res.output
     res = runner.invoke(app, [*base, "--model", "ordinal", "--method", "em"])
     assert res.exit_code == 2 and "ordinal_raters has no method 'em'" in res.output
+    res = runner.invoke(app, [*base, "--model-option", "mace.centred=sometimes"])
+    assert res.exit_code == 2 and "model_options['mace']: centred must be" in res.output
+    res = runner.invoke(app, [*base, "--model-option", "centred=raters"])
+    assert res.exit_code == 2 and "--model-option takes MODEL.OPTION=VALUE" in res.output
     study = tmp_path / "bad.toml"
     study.write_text('[analyze]\nmodels = ["nope"]\nprojections = "yes"\n')
     res = runner.invoke(app, [*base, "--study", str(study)])

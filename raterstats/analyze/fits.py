@@ -141,12 +141,12 @@ def _dimensions(r: Ratings, dims: list[str]) -> tuple[Ratings, str]:
 
 
 def fit(ctx: Context, cls: type[Model], ratings: Ratings, label: str) -> Fit:
-    """Fit ``cls`` (gold not clamped; the options' settings, else the model's defaults)
-    and record the fit in ``ctx.fits``. A model that refuses the ratings raises
-    :class:`SectionSkipped` with its reasons."""
+    """Fit ``cls`` (gold not clamped; the options' model options and fit settings, else
+    the model's defaults) and record the fit in ``ctx.fits``. A model that refuses the
+    ratings raises :class:`SectionSkipped` with its reasons."""
     from raterstats.models import ModelInputError
 
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = ctx.options.options_for(cls)
     if "use_gold" in cls.default_options:
         options["use_gold"] = False  # gold is a check, never silently the answer
     settings = ctx.options.settings_for(cls)

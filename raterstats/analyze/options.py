@@ -145,6 +145,10 @@ class AnalyzeOptions:
     fit_settings : mapping
         Settings of one model, overriding the above: ``{"ordinal": {"method": "map"}}``
         (also ``target_accept`` and nutpie's mass-matrix ``adaptation``).
+    model_options : mapping
+        Options of one model's constructor (its ``default_options``), e.g.
+        ``{"mace": {"centred": "raters"}}``; default: the model's own. Not ``use_gold``:
+        the analysis keeps gold labels as a check and never clamps them.
     n_boot : int
         Bootstrap replicates of the agreement intervals and raw-rating rankings.
     random_seed : int
@@ -189,6 +193,7 @@ class AnalyzeOptions:
     chains: int | None = None
     sampler: str | None = None
     fit_settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    model_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     n_boot: int = D.N_BOOT
     random_seed: int = D.RANDOM_SEED
     ci: float | None = None
@@ -234,6 +239,7 @@ class AnalyzeOptions:
             if cls_names:
                 settings[cls_names[0]] = dict(given)
         object.__setattr__(self, "fit_settings", settings)
+        problems += self._model_option_problems()
         problems += _int_problem("n_boot", self.n_boot, 0)
         problems += _int_problem("random_seed", self.random_seed, 0)
         if self.ci is not None and not (
@@ -277,6 +283,65 @@ class AnalyzeOptions:
                 problems.append(f"{key} must be text, got {getattr(self, key)!r}")
         if problems:
             raise ValueError("AnalyzeOptions: " + "; ".join(problems))
+
+    def _model_option_problems(self) -> list[str]:
+        """Check ``model_options`` (each model's options exist and its constructor takes
+        them) and store them under the models' registry names."""
+        from raterstats.models import model_class
+
+        problems: list[str] = []
+        given_all = self.model_options
+        if not isinstance(given_all, Mapping):
+            object.__setattr__(self, "model_options", {})
+            return [f"model_options must be a mapping of model names, got {given_all!r}"]
+        out = {}
+        for name, given in dict(given_all).items():
+            cls_names, bad = _model_names([name])
+            problems += bad
+            what = f"model_options[{name!r}]"
+            if not isinstance(given, Mapping):
+                problems.append(f"{what} must be a mapping, got {given!r}")
+                continue
+            if not cls_names:
+                continue
+            cls = model_class(cls_names[0])
+            unknown = [k for k in given if k not in cls.default_options]
+            if unknown:
+                problems.append(
+                    f"{what}: unknown option(s) {unknown}; {cls.__name__} takes "
+                    f"{sorted(cls.default_options)}"
+                )
+                continue
+            if "use_gold" in given:
+                problems.append(
+                    f"{what}: use_gold is not an option of the analysis, which keeps gold "
+                    "labels as a check (`raterstats fit --use-gold` clamps them)"
+                )
+                continue
+            try:
+                cls(**dict(given))
+            except (TypeError, ValueError) as err:
+                problems.append(f"{what}: {err}")
+                continue
+            out[cls_names[0]] = dict(given)
+        object.__setattr__(self, "model_options", out)
+        return problems
+
+    def options_for(self, cls: type[Model]) -> dict[str, Any]:
+        """The constructor options of model ``cls`` given in ``model_options`` (the others
+        are the model's own defaults).
+
+        Examples
+        --------
+        >>> from raterstats.models import MACE
+        >>> AnalyzeOptions(model_options={"MACE": {"centred": "raters"}}).options_for(MACE)
+        {'centred': 'raters'}
+        >>> AnalyzeOptions(model_options={"mace": {"centred": "yes"}})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: AnalyzeOptions: model_options['mace']: centred must be True, False, ...
+        """
+        return dict(self.model_options.get(cls.name, {}))
 
     def settings_for(self, cls: type[Model]) -> dict[str, Any]:
         """The fit settings of model ``cls``: ``fit_settings`` of the model over the common

@@ -79,6 +79,16 @@ def analyze_options(s: Study, given: dict[str, Any]) -> Any:
                 f"--fit-setting takes MODEL.SETTING=VALUE (e.g. ordinal.method=map), got {spec!r}"
             )
         settings.setdefault(model, {})[key] = parse_value(value)
+    model_options: dict[str, dict[str, Any]] = {
+        str(k): dict(v) for k, v in dict(s.option("analyze", "model_options", None, {})).items()
+    }
+    for spec, value in parse_pairs(given.get("model_options"), "--model-option").items():
+        model, sep, key = spec.partition(".")
+        if not sep:
+            raise typer.BadParameter(
+                f"--model-option takes MODEL.OPTION=VALUE (e.g. mace.centred=raters), got {spec!r}"
+            )
+        model_options.setdefault(model, {})[key] = parse_value(value)
     method = opt("method")
     if method is not None:
         check_choice(method, fit_methods(), "--method")
@@ -102,6 +112,7 @@ def analyze_options(s: Study, given: dict[str, Any]) -> Any:
             chains=opt("chains"),
             sampler=sampler,
             fit_settings=settings,
+            model_options=model_options,
             n_boot=int(opt("n_boot", N_BOOT)),
             random_seed=int(opt("seed", RANDOM_SEED)),
             ci=opt("ci"),
@@ -159,6 +170,14 @@ def analyze(
             help="One model's setting MODEL.SETTING=VALUE (repeatable): method, draws, tune, "
             "chains, sampler or target_accept, e.g. ordinal.method=map or "
             "ordinal.target_accept=0.95.",
+        ),
+    ] = None,
+    model_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model-option",
+            help="One model's option MODEL.OPTION=VALUE (repeatable), as `raterstats fit "
+            "--option` takes it, e.g. mace.centred=raters or mace.hierarchical=false.",
         ),
     ] = None,
     n_boot: Annotated[
@@ -221,6 +240,7 @@ def analyze(
         "tune": tune,
         "chains": chains,
         "model_settings": fit_setting,
+        "model_options": model_option,
         "n_boot": n_boot,
         "ci": ci,
         "seed": seed,

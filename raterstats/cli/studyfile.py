@@ -362,19 +362,25 @@ def _analyze_models(value: Any) -> None:
         raise typer.BadParameter('"auto" chooses the models itself: give it alone')
 
 
-def _fit_settings(value: Any) -> None:
-    from raterstats.analyze import AnalyzeOptions
+def _per_model(field: str) -> Any:
+    """The check of the ``[analyze]`` table ``field`` (``fit_settings`` or
+    ``model_options`` of :class:`~raterstats.analyze.AnalyzeOptions`): a table per model."""
 
-    for name, table in value.items():
-        _model(name)
-        if not isinstance(table, dict):
-            raise typer.BadParameter(
-                f"the settings of {name!r} must be a table, got {_show(table)}"
-            )
-    try:
-        AnalyzeOptions(fit_settings=value)
-    except ValueError as err:
-        raise typer.BadParameter(str(err).removeprefix("AnalyzeOptions: ")) from None
+    def check(value: Any) -> None:
+        from raterstats.analyze import AnalyzeOptions
+
+        for name, table in value.items():
+            _model(name)
+            if not isinstance(table, dict):
+                raise typer.BadParameter(
+                    f"the table of {name!r} must be a table, got {_show(table)}"
+                )
+        try:
+            AnalyzeOptions(**{field: value})
+        except ValueError as err:
+            raise typer.BadParameter(str(err).removeprefix("AnalyzeOptions: ")) from None
+
+    return check
 
 
 def _schemes(value: Any) -> None:
@@ -614,7 +620,12 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
             TABLE,
             "Settings of one model over the above (method, draws, tune, chains, sampler, "
             'target_accept, adaptation): `{ ordinal = { method = "map" } }`.',
-            check=_fit_settings,
+            check=_per_model("fit_settings"),
+        ),
+        "model_options": Key(
+            TABLE,
+            'Options of one model: `{ mace = { centred = "raters" } }` (not use_gold).',
+            check=_per_model("model_options"),
         ),
         "seed": Key(INTEGER, _SEED, minimum=0),
         "n_boot": Key(INTEGER, "Bootstrap replicates (agreement, raw rankings).", minimum=0),
