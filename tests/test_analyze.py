@@ -116,6 +116,10 @@ def test_point_estimates_say_so_and_never_show_an_interval_as_certainty(ordinal)
     assert "> **Note:** Computed from a MAP point estimate" in ranking
     designs = text.split("## Annotation designs", 1)[1].split("\n## ", 1)[0]
     assert "No posterior predictive check of agreement: the fit is a point estimate" in designs
+    # the categorical design comparison reuses the categorical section's fit (the designs as
+    # rated), whose health that section states: not said twice
+    cat = designs.split("### Designs compared by the categorical model", 1)[1].split("###")[0]
+    assert "the designs as rated" in cat and "**Fit health:**" not in cat
     mace = text.split("## Categorical rater model", 1)[1].split("\n## ", 1)[0]
     assert "### Rater competence (point estimate)" in mace
     competence = mace.split("### Rater competence", 1)[1].split("###", 1)[0]

@@ -124,6 +124,9 @@ def test_the_schemes_are_compared_as_designs_of_one_categorical_fit(schemes_repo
     # a point estimate: no intervals, no predictive check, no side-by-side verdicts
     assert "point estimates: no posterior uncertainty" in part
     assert "not set side by side: the categorical fit is a point estimate" in part
+    # a fit of its own: its health is said here, as under each model section
+    intro = part.split("![Rater kappa", 1)[0]
+    assert "**Fit health:** a point estimate" in intro and "EM" in intro.split("```", 2)[1]
     table = pl.read_csv(schemes_report.out / "design_comparison_categorical.csv")
     cells = {(d, g): k for d, g, k in table.select("dimension", "design", "n_categories").rows()}
     for dim in ("correctness", "relevance", "safety"):

@@ -20,7 +20,7 @@ import xarray as xr
 from raterstats.analyze.context import Context, Fit, SectionSkipped
 from raterstats.analyze.data import readings
 from raterstats.analyze.fits import fit, how_fitted
-from raterstats.analyze.health import POINT_METHODS, banners, ppc_lines
+from raterstats.analyze.health import POINT_METHODS, banners, health_lines, ppc_lines
 from raterstats.analyze.tables import format_interval
 from raterstats.formatting import escape_markdown, markdown_table
 from raterstats.scales import CategoricalScale
@@ -94,6 +94,10 @@ def _categorical_schemes(ctx: Context) -> dict[str, Any]:
     }
 
 
+#: how the design comparison's fit was made when it is the categorical section's own fit
+AS_RATED = "the designs as rated"
+
+
 def categorical_design_fit(ctx: Context) -> tuple[Fit | None, str]:
     """The latent-class fit that compares the designs, and how its designs were made (or
     None and why there is none): with two or more categorical rating schemes, the first
@@ -114,7 +118,7 @@ def categorical_design_fit(ctx: Context) -> tuple[Fit | None, str]:
         return done, f"the rating schemes {names}, each a design of one fit"
     for f in ctx.fits_of("categorical"):
         if f.dt["posterior"].sizes.get("design", 1) > 1:
-            return f, "the designs as rated"
+            return f, AS_RATED
     return None, "the categorical fit has one design and fewer than two categorical schemes"
 
 
@@ -277,6 +281,9 @@ def categorical_design_lines(ctx: Context, ordinal: xr.Dataset | None) -> list[s
             else " (point estimates: no posterior uncertainty, no posterior predictive check)."
         ),
         "",
+        # a fit of its own (the schemes as designs) says its health here, as every model
+        # section does; the categorical section's fit said it there
+        *(health_lines(dt) if how != AS_RATED else []),
         *banners(cmp, dt),
         "![Rater kappa against the true label by design](reliability_by_design_categorical.png)",
         "",
