@@ -578,7 +578,10 @@ def length_answer_loglik(
     """Log-likelihood of every answer x design, summed over its ratings, per draw: ``eta``
     (S, NI, D) answer intercepts, ``beta`` (S, D, G), ``sev`` (S, R, D), ``cuts``
     (S, D, G, K - 1); written into ``out`` (S, NI * G, zeroed first); the data packed as
-    for :func:`length_logp_grad`."""
+    for :func:`length_logp_grad`. The terms are visited answer x design by answer x design,
+    their probabilities multiplied into one product per answer x design (logged below
+    :data:`PRODUCT_FLOOR`, as in :func:`length_logp_grad`): a logarithm per answer, not
+    per term."""
     N, G, K = ints[LInt.N_TERMS], ints[LInt.N_DESIGN], ints[LInt.N_LEVELS]
     NI = ints[LInt.N_ITEM]
     b0 = LInt.BODY
@@ -597,6 +600,8 @@ def length_answer_loglik(
     e_sev = np.empty((R, D))
     e_cut = np.empty((D, G, KC))
     lgap = np.zeros((D, G, K))
+    group = t_item * G + t_des
+    order = np.argsort(group, kind="mergesort")
     for s in range(out.shape[0]):
         for t in range(out.shape[1]):
             out[s, t] = 0.0
@@ -616,7 +621,15 @@ def length_answer_loglik(
                     lgap[d, g, k] = math.log(
                         -math.expm1(-(cuts[s, d, g, k] - cuts[s, d, g, k - 1]))
                     )
-        for n in range(N):
+        cur = -1  # the answer x design whose terms are being summed
+        acc = 0.0
+        prod = 1.0
+        for m in range(N):
+            n = order[m]
+            if group[n] != cur:
+                if cur >= 0:
+                    out[s, cur] += acc + math.log(prod)
+                cur, acc, prod = group[n], 0.0, 1.0
             i, d, g, j, y = t_item[n], t_dim[n], t_des[n], t_rat[n], t_y[n]
             lp = eta[s, i, d] + beta[s, d, g] * zlen[i] - sev[s, j, d]
             yh = min(y, KC - 1)
@@ -633,7 +646,20 @@ def length_answer_loglik(
                 lgap[d, g, y],
                 0.0,
             )
-            out[s, i * G + g] += wt[n] * (math.log(term[0]) + term[1])
+            w = wt[n]
+            p = term[0]
+            acc += w * term[1]
+            k = int(w)
+            if p > PRODUCT_MIN_FACTOR and k == w and k <= PRODUCT_MAX_COUNT:
+                for _ in range(k):
+                    prod *= p
+                if prod < PRODUCT_FLOOR:
+                    acc += math.log(prod)
+                    prod = 1.0
+            else:
+                acc += w * math.log(p)
+        if cur >= 0:
+            out[s, cur] += acc + math.log(prod)
 
 
 __all__ = [

@@ -465,11 +465,11 @@ def _answer_intercepts(post: xr.Dataset, data: OrdinalData) -> np.ndarray:
     nd = len(data.coords["dimension"])
     eta = np.zeros((post.sizes["chain"], post.sizes["draw"], len(data.coords["item"]), nd))
     if "system_effect" in post:
-        s = post["system_effect"].transpose("chain", "draw", "dimension", "system").values
-        eta += np.swapaxes(s[:, :, :, data.item_system], 2, 3)
+        s = post["system_effect"].transpose("chain", "draw", "system", "dimension").values
+        eta += np.take(s, data.item_system, axis=2)
     if "question_effect" in post:
         q = post["question_effect"].transpose("chain", "draw", "question", "dimension").values
-        eta += q[:, :, data.item_question]
+        eta += np.take(q, data.item_question, axis=2)
     return eta
 
 
