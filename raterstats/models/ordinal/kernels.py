@@ -33,8 +33,6 @@ from raterstats.models.ordinal.kernels_interval import (
     GAP_MAX,
     PRODUCT_FLOOR,
     interval_p_grad,
-    log_sigmoid,
-    sigmoid,
 )
 from raterstats.models.ordinal.layout import Block, PriorConst, Setting
 from raterstats.models.ordinal.reference import length_effects
@@ -664,6 +662,7 @@ def rating_loglik_logit(
     obs_y: np.ndarray,
     zlen: np.ndarray,
     key: np.ndarray,
+    order: np.ndarray,
     out: np.ndarray,
 ) -> None:
     """Logistic-link log-likelihood of every rating for a block of draws, added into
@@ -672,13 +671,33 @@ def rating_loglik_logit(
 
     Per draw ``s``: ``lam``, ``sev``, ``bet`` (rater, dimension, design), ``eta`` (item,
     dimension), ``w`` (sentence + 1, dimension; row 0 is zero: whole-answer ratings),
-    ``cuts`` (dimension, design, K - 1). ``obs_y`` holds 0-based levels. The same stable
-    forms as :func:`ordinal_logp_grad`.
+    ``cuts`` (dimension, design, K - 1). ``obs_y`` holds 0-based levels. The ratings are
+    visited in ``order`` (sorted by ``key``) and, as in :func:`ordinal_logp_grad`, a
+    rating's probability costs one exponential (:func:`interval_p_grad`, given each
+    cut-point gap's exponentials) and is multiplied into its key's product, logged below
+    :data:`PRODUCT_FLOOR`: one logarithm per key, not per rating (the stable logarithmic
+    forms where the probability is tiny).
     """
     n_draw = lam.shape[0]
-    k1 = cuts.shape[3]
+    D, G, k1 = cuts.shape[1], cuts.shape[2], cuts.shape[3]
+    egap = np.zeros((D, G, k1))
+    egm1 = np.zeros((D, G, k1))
     for s in range(n_draw):
-        for r in range(obs_y.size):
+        for d in range(D):
+            for g in range(G):
+                for k in range(1, k1):
+                    gap = cuts[s, d, g, k] - cuts[s, d, g, k - 1]
+                    egap[d, g, k] = math.exp(gap) if gap < GAP_MAX else np.inf
+                    egm1[d, g, k] = math.expm1(gap)
+        cur = -1  # the key whose ratings are being summed
+        acc = 0.0
+        prod = 1.0
+        for m in range(order.size):
+            r = order[m]
+            if key[r] != cur:
+                if cur >= 0:
+                    out[s, cur] += acc + math.log(prod)
+                cur, acc, prod = key[r], 0.0, 1.0
             i = obs_item[r]
             d = obs_dim[r]
             g = obs_design[r]
@@ -689,16 +708,24 @@ def rating_loglik_logit(
             if y == 0 or y == k1:
                 u = cuts[s, d, g, 0] - lp if y == 0 else lp - cuts[s, d, g, k1 - 1]
                 e = math.exp(-abs(u))
-                v = -math.log1p(e) if u >= 0 else u - math.log1p(e)
+                ir = 1.0 / (1.0 + e)
+                if u >= 0:
+                    prod *= ir
+                elif u > -200.0:
+                    prod *= e * ir
+                else:  # log F(u), too small a factor for the product
+                    acc += u - math.log1p(e)
             else:
                 hi = cuts[s, d, g, y] - lp
                 lo = cuts[s, d, g, y - 1] - lp
-                pr = sigmoid(hi) - sigmoid(lo)
-                if pr > 1e-8:
-                    v = math.log(pr)
-                else:
-                    v = log_sigmoid(hi) + log_sigmoid(-lo) + math.log(-math.expm1(lo - hi))
-            out[s, key[r]] += v
+                pr, lpr, _, _ = interval_p_grad(hi, lo, egap[d, g, y], egm1[d, g, y])
+                prod *= pr
+                acc += lpr
+            if prod < PRODUCT_FLOOR:
+                acc += math.log(prod)
+                prod = 1.0
+        if cur >= 0:
+            out[s, cur] += acc + math.log(prod)
 
 
 def summed_loglik_logit(
@@ -710,6 +737,7 @@ def summed_loglik_logit(
     (chain, draw, n_out)."""
     n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
     key = np.asarray(key, dtype=np.int64)
+    order = np.argsort(key, kind="stable")
     out = np.zeros((n_chain * n_draw, n_out))
 
     def flat(name: str, *dims: str) -> np.ndarray:
@@ -749,7 +777,7 @@ def summed_loglik_logit(
                 w[:, 1:] = wz[a:b] * tau[a:b, None, :]
             rating_loglik_logit(
                 lam[a:b], sev[a:b], bet[a:b], eta[a:b], w, cuts[a:b], o_item, o_dim, o_design,
-                o_rater, o_sent, y, zlen, key, out[a:b],
+                o_rater, o_sent, y, zlen, key, order, out[a:b],
             )  # fmt: skip
 
     total = n_chain * n_draw

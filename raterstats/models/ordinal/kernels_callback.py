@@ -39,7 +39,7 @@ KERNEL_SOURCES = (
 #: kernel or layout would otherwise leave a stale callback reading the data at the old
 #: positions. tests/ordinal/test_ordinal_callback.py fails until this value is updated,
 #: and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "51caa6fc583e6fab95f12b0652b568b6600fc4e596e9303fd1c70c9436dcff24"
+KERNEL_SOURCE_SHA256 = "e47ee48ffe718c4bf0197c98b3cd233b1d1acd4461e9510865e4ff82194beb9e"
 
 
 def kernel_source_sha256() -> str:

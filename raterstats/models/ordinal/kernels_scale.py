@@ -56,7 +56,7 @@ SCALE_SOURCES = (
 #: so a changed kernel would otherwise stay in the cached :func:`sampler_logp_grad`.
 #: tests/ordinal/test_ordinal_reference.py fails until this value is updated, and updating
 #: it invalidates the cache.
-SCALE_SOURCE_SHA256 = "404f927789b004d4cc717bc7fb7c72b921bddc43e78204e171f806d919c59125"
+SCALE_SOURCE_SHA256 = "4d2d2b3295561d904cf2887c5b26ab586f962c09b249e096b5a8985171fc437b"
 
 
 def scale_source_sha256() -> str:
