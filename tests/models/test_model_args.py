@@ -12,6 +12,7 @@ ordinal model's MAP on one item used to raise a ``KeyError``).
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from unittest import mock
@@ -20,7 +21,7 @@ import numpy as np
 import polars as pl
 import pytest
 import xarray as xr
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from raterstats import (
@@ -198,6 +199,8 @@ def test_good_arguments_reach_the_data(kwargs, nominal, no_prepare):
     ),
     cls=st.sampled_from([c for _, c in MODELS]),
 )
+@example(name="tune", value=None, cls=LengthEffect)  # its documented default
+@example(name="tune", value=None, cls=MACE)  # refused: MACE's fit takes an integer
 def test_any_argument_value_is_accepted_or_refused_by_name(name, value, cls):
     """Issue 18: a random value of one argument is accepted exactly when the documented
     rule allows it; otherwise the ValueError names the argument."""
@@ -206,7 +209,10 @@ def test_any_argument_value_is_accepted_or_refused_by_name(name, value, cls):
     ok = {
         "draws": value is None or (is_int and value >= 1),  # None: the model's default
         "chains": is_int and value >= 1,
-        "tune": is_int and value >= 1,  # default method='nuts', sampler='nutpie'
+        # default method='nuts', sampler='nutpie'; None where the model's own fit takes it
+        # (its default: LengthEffect's shorter tuning on the compiled density)
+        "tune": (is_int and value >= 1)
+        or (value is None and inspect.signature(cls.fit).parameters["tune"].default is None),
         "cores": value is None or (is_int and value >= 1),
         "random_seed": value is None or (is_int and 0 <= value <= SEED_MAX),
         "target_accept": value is None or (is_num and math.isfinite(value) and 0 < value < 1),
