@@ -232,7 +232,7 @@ def test_options_are_checked_with_every_problem():
     assert (
         given.options_for(MACE) == {"centred": "raters"} and given.options_for(OrdinalRaters) == {}
     )
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(ValueError, match="model_options") as err:
         AnalyzeOptions(
             model_options={
                 "mace": {"centered": True},
@@ -242,7 +242,10 @@ def test_options_are_checked_with_every_problem():
             }
         )
     msg = str(err.value)
-    assert "model_options['mace']: unknown option(s) ['centered']; MACE takes" in msg
+    assert (
+        "model_options['mace']: unknown option(s) ['centered']; MACE takes ['centred', "
+        "'hierarchical', 'repeats'] (did you mean 'centred'?)" in msg
+    )
     assert "model_options['ordinal']: link must be 'logit' or 'probit'" in msg
     assert "model_options['dawid_skene']: use_gold is not an option of the analysis" in msg
     assert "model_options['glad'] must be a mapping" in msg

@@ -4,6 +4,7 @@ a design, a collapse of the scale, segment -> item rules)."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -305,17 +306,19 @@ class AnalyzeOptions:
             if not cls_names:
                 continue
             cls = model_class(cls_names[0])
-            unknown = [k for k in given if k not in cls.default_options]
-            if unknown:
-                problems.append(
-                    f"{what}: unknown option(s) {unknown}; {cls.__name__} takes "
-                    f"{sorted(cls.default_options)}"
-                )
-                continue
             if "use_gold" in given:
                 problems.append(
                     f"{what}: use_gold is not an option of the analysis, which keeps gold "
                     "labels as a check (`raterstats fit --use-gold` clamps them)"
+                )
+                continue
+            known = sorted(k for k in cls.default_options if k != "use_gold")
+            unknown = [k for k in given if k not in known]
+            if unknown:
+                close = difflib.get_close_matches(str(unknown[0]), known, n=1)
+                problems.append(
+                    f"{what}: unknown option(s) {unknown}; {cls.__name__} takes {known}"
+                    + (f" (did you mean {close[0]!r}?)" if close else "")
                 )
                 continue
             try:
