@@ -325,15 +325,30 @@ def length_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, fl: np.n
             e_sev[j, d] = math.exp(-sev[j, d])
     e_cut = np.exp(cuts)
     prod = 1.0  # the terms' probabilities, logged below PRODUCT_FLOOR (no log per term)
+    # terms of one answer x dimension x design x rater (its levels; the layout keeps them
+    # next to each other) share the linear predictor and its exponential, and their
+    # derivatives by it are summed before they go to the answer, length and rater
+    ci, cd, cg, cj = -1, 0, 0, 0
+    lp = 0.0
+    e_lp = 0.0
+    gsum = 0.0
     for n in range(N):
         i, d, g, j, y = t_item[n], t_dim[n], t_des[n], t_rat[n], t_y[n]
         w = wt[n]
-        lp = eta[i, d] + beta[d, g] * zlen[i] - sev[j, d]
+        if i != ci or d != cd or g != cg or j != cj:
+            if ci >= 0:
+                deta[ci, cd] += gsum
+                dbeta[cd, cg] += gsum * zlen[ci]
+                dsev[cj, cd] -= gsum
+            ci, cd, cg, cj = i, d, g, j
+            gsum = 0.0
+            lp = eta[i, d] + beta[d, g] * zlen[i] - sev[j, d]
+            e_lp = e_eta[i, d] * e_bz[d, g, i] * e_sev[j, d]
         yh = min(y, KC - 1)
         yl = max(y - 1, 0)
         p, ll, glp, g_hi, g_lo = _rating_term(
             lp,
-            e_eta[i, d] * e_bz[d, g, i] * e_sev[j, d],
+            e_lp,
             y,
             KC,
             cuts[d, g, yh],
@@ -355,10 +370,11 @@ def length_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, fl: np.n
                 prod = 1.0
         else:
             total += w * math.log(p)
-        wg = w * glp
-        deta[i, d] += wg
-        dbeta[d, g] += wg * zlen[i]
-        dsev[j, d] -= wg
+        gsum += w * glp
+    if ci >= 0:
+        deta[ci, cd] += gsum
+        dbeta[cd, cg] += gsum * zlen[ci]
+        dsev[cj, cd] -= gsum
     # chain rule back to the unconstrained vector
     for d in range(D):
         for g in range(G):

@@ -165,7 +165,9 @@ def length_layout(
         offsets[name] = o
         o += int(np.prod(shape))
     ndim = o
-    # distinct ratings (answer, dimension, design, rater, level) and their counts
+    # distinct ratings (answer, dimension, design, rater, level) and their counts, sorted in
+    # that order (np.unique), so that the kernels see the levels of one rater x answer x
+    # dimension x design in a row
     key = np.stack([data.obs_item, data.obs_dim, data.obs_design, data.obs_rater, data.y], 1)
     terms, counts = np.unique(key.astype(np.int64), axis=0, return_counts=True)
     n = terms.shape[0]
