@@ -362,10 +362,15 @@ def test_cli_analyze_usage_errors(tmp_path):
     res = runner.invoke(app, [*base, "--model-option", "centred=raters"])
     assert res.exit_code == 2 and "--model-option takes MODEL.OPTION=VALUE" in res.output
     study = tmp_path / "bad.toml"
-    study.write_text('[analyze]\nmodels = ["nope"]\nprojections = "yes"\n')
+    study.write_text(
+        '[analyze]\nmodels = ["nope"]\nprojections = "yes"\n'
+        "model_options = { mace = 3, ordinal = { centred = true } }\n"
+    )
     res = runner.invoke(app, [*base, "--study", str(study)])
     assert res.exit_code == 2
     assert "[analyze] models" in res.output and "[analyze] projections" in res.output
+    assert "[analyze] model_options" in res.output
+    assert "the options of 'mace' must be a table" in " ".join(res.output.split())
 
 
 def test_user_strings_are_escaped_in_every_section(tmp_path):

@@ -362,9 +362,10 @@ def _analyze_models(value: Any) -> None:
         raise typer.BadParameter('"auto" chooses the models itself: give it alone')
 
 
-def _per_model(field: str) -> Any:
+def _per_model(field: str, what: str) -> Any:
     """The check of the ``[analyze]`` table ``field`` (``fit_settings`` or
-    ``model_options`` of :class:`~raterstats.analyze.AnalyzeOptions`): a table per model."""
+    ``model_options`` of :class:`~raterstats.analyze.AnalyzeOptions`): a table of ``what``
+    per model."""
 
     def check(value: Any) -> None:
         from raterstats.analyze import AnalyzeOptions
@@ -373,7 +374,7 @@ def _per_model(field: str) -> Any:
             _model(name)
             if not isinstance(table, dict):
                 raise typer.BadParameter(
-                    f"the table of {name!r} must be a table, got {_show(table)}"
+                    f"the {what} of {name!r} must be a table, got {_show(table)}"
                 )
         try:
             AnalyzeOptions(**{field: value})
@@ -620,12 +621,12 @@ STUDY_FILE: dict[str, dict[str, Key]] = {
             TABLE,
             "Settings of one model over the above (method, draws, tune, chains, sampler, "
             'target_accept, adaptation): `{ ordinal = { method = "map" } }`.',
-            check=_per_model("fit_settings"),
+            check=_per_model("fit_settings", "settings"),
         ),
         "model_options": Key(
             TABLE,
             'Options of one model: `{ mace = { centred = "raters" } }` (not use_gold).',
-            check=_per_model("model_options"),
+            check=_per_model("model_options", "options"),
         ),
         "seed": Key(INTEGER, _SEED, minimum=0),
         "n_boot": Key(INTEGER, "Bootstrap replicates (agreement, raw rankings).", minimum=0),
