@@ -32,6 +32,22 @@ def _section_keys() -> str:
     )
 
 
+def _per_model(
+    table: Any, pairs: list[str] | None, flag: str, what: str, example: str
+) -> dict[str, dict[str, Any]]:
+    """One table per model: the study file's ``table`` with the command line's ``flag``
+    pairs ``MODEL.KEY=VALUE`` over it; a usage error (exit 2) for a pair without a model."""
+    out: dict[str, dict[str, Any]] = {str(k): dict(v) for k, v in dict(table).items()}
+    for spec, value in parse_pairs(pairs, flag).items():
+        model, sep, key = spec.partition(".")
+        if not sep:
+            raise typer.BadParameter(
+                f"{flag} takes MODEL.{what}=VALUE (e.g. {example}), got {spec!r}"
+            )
+        out.setdefault(model, {})[key] = parse_value(value)
+    return out
+
+
 def analyze_options(s: Study, given: dict[str, Any]) -> Any:
     """The :class:`~raterstats.analyze.AnalyzeOptions` of the command line (``given``: the
     options given, ``None`` when not) over the study file's ``[analyze]`` table; a usage
@@ -69,26 +85,14 @@ def analyze_options(s: Study, given: dict[str, Any]) -> Any:
     models = "auto" if list(models) == ["auto"] else tuple(models)
     if models != "auto" and "auto" in models:
         raise typer.BadParameter("--model auto chooses the models itself: give it alone")
-    settings: dict[str, dict[str, Any]] = {
-        str(k): dict(v) for k, v in dict(s.option("analyze", "fit", None, {})).items()
-    }
-    for spec, value in parse_pairs(given.get("model_settings"), "--fit-setting").items():
-        model, sep, key = spec.partition(".")
-        if not sep:
-            raise typer.BadParameter(
-                f"--fit-setting takes MODEL.SETTING=VALUE (e.g. ordinal.method=map), got {spec!r}"
-            )
-        settings.setdefault(model, {})[key] = parse_value(value)
-    model_options: dict[str, dict[str, Any]] = {
-        str(k): dict(v) for k, v in dict(s.option("analyze", "model_options", None, {})).items()
-    }
-    for spec, value in parse_pairs(given.get("model_options"), "--model-option").items():
-        model, sep, key = spec.partition(".")
-        if not sep:
-            raise typer.BadParameter(
-                f"--model-option takes MODEL.OPTION=VALUE (e.g. mace.centred=raters), got {spec!r}"
-            )
-        model_options.setdefault(model, {})[key] = parse_value(value)
+    settings = _per_model(
+        s.option("analyze", "fit", None, {}), given.get("model_settings"), "--fit-setting",
+        "SETTING", "ordinal.method=map",
+    )  # fmt: skip
+    model_options = _per_model(
+        s.option("analyze", "model_options", None, {}), given.get("model_options"),
+        "--model-option", "OPTION", "mace.centred=raters",
+    )  # fmt: skip
     method = opt("method")
     if method is not None:
         check_choice(method, fit_methods(), "--method")

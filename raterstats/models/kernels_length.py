@@ -189,6 +189,26 @@ PRODUCT_MIN_FACTOR = 1e-20
 PRODUCT_MAX_COUNT = 4
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _multiply_in(prod: float, log_part: float, p: float, w: float) -> tuple[float, float]:
+    """A term's probability ``p`` to the power of its count ``w`` in a running product:
+    ``(prod, log_part)`` after it, the logarithm of the whole being ``log(prod) +
+    log_part``. ``p`` enters ``prod`` by ``w`` multiplications when it is above
+    :data:`PRODUCT_MIN_FACTOR` and ``w`` a whole number of at most
+    :data:`PRODUCT_MAX_COUNT`, else ``w log(p)`` enters ``log_part``; ``prod`` is logged
+    into ``log_part`` and restarted below :data:`PRODUCT_FLOOR`."""
+    k = int(w)
+    if p > PRODUCT_MIN_FACTOR and k == w and k <= PRODUCT_MAX_COUNT:
+        for _ in range(k):
+            prod *= p
+        if prod < PRODUCT_FLOOR:
+            log_part += math.log(prod)
+            prod = 1.0
+    else:
+        log_part += w * math.log(p)
+    return prod, log_part
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def length_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, fl: np.ndarray) -> float:
     """Log density at ``x`` and its gradient (written into ``grad``); ``ints`` and ``fl``
@@ -360,16 +380,7 @@ def length_logp_grad(x: np.ndarray, grad: np.ndarray, ints: np.ndarray, fl: np.n
         )
         dcuts[d, g, yh] += w * g_hi
         dcuts[d, g, yl] += w * g_lo
-        total += w * ll
-        k = int(w)
-        if p > PRODUCT_MIN_FACTOR and k == w and k <= PRODUCT_MAX_COUNT:
-            for _ in range(k):
-                prod *= p
-            if prod < PRODUCT_FLOOR:
-                total += math.log(prod)
-                prod = 1.0
-        else:
-            total += w * math.log(p)
+        prod, total = _multiply_in(prod, total + w * ll, p, w)
         gsum += w * glp
     if ci >= 0:
         deta[ci, cd] += gsum
@@ -663,17 +674,7 @@ def length_answer_loglik(
                 0.0,
             )
             w = wt[n]
-            p = term[0]
-            acc += w * term[1]
-            k = int(w)
-            if p > PRODUCT_MIN_FACTOR and k == w and k <= PRODUCT_MAX_COUNT:
-                for _ in range(k):
-                    prod *= p
-                if prod < PRODUCT_FLOOR:
-                    acc += math.log(prod)
-                    prod = 1.0
-            else:
-                acc += w * math.log(p)
+            prod, acc = _multiply_in(prod, acc + w * term[1], term[0], w)
         if cur >= 0:
             out[s, cur] += acc + math.log(prod)
 
