@@ -33,6 +33,7 @@ from raterstats.models.ordinal.kernels_interval import (
     GAP_MAX,
     PRODUCT_FLOOR,
     interval_p_grad,
+    tail_p_grad,
 )
 from raterstats.models.ordinal.layout import Block, PriorConst, Setting
 from raterstats.models.ordinal.reference import length_effects
@@ -47,7 +48,7 @@ LAYOUT_SOURCE_SHA256 = "6e822b0271ec52662eea70a0abaa002d8d03555a7c44d7cbde2d7ce9
 #: SHA-256 of kernels_interval.py, whose functions numba compiles into the kernels below
 #: (the same reason as :data:`LAYOUT_SOURCE_SHA256`; tests/ordinal/test_ordinal_reference.py
 #: checks it).
-INTERVAL_SOURCE_SHA256 = "ae6b1d2b5d74a7df4521efb29316076c145b8dbb61a02050bf272dc41dfecb02"
+INTERVAL_SOURCE_SHA256 = "3b5df63a7241de621df687338a352ae8af5060db3574752b8ed6be97b235218d"
 
 
 @njit(cache=True, nogil=True)
@@ -478,17 +479,9 @@ def ordinal_logp_grad(
         if y == 0 or y == K - 1:
             # one tail: F(u) and its derivative F(-u) share one exponential and a division
             u = cuts[d, g, 0] - lp if y == 0 else lp - cuts[d, g, k1 - 1]
-            e = math.exp(-abs(u))
-            ir = 1.0 / (1.0 + e)
-            if u >= 0:
-                prod *= ir
-                gu = e * ir
-            else:
-                if u > -200.0:
-                    prod *= e * ir
-                else:  # log F(u), too small a factor for the product
-                    total += u - math.log1p(e)
-                gu = ir
+            pu, lpu, gu = tail_p_grad(u)
+            prod *= pu
+            total += lpu
             if y == 0:
                 dcuts[d, g, 0] += gu
                 glp = -gu
@@ -707,14 +700,9 @@ def rating_loglik_logit(
             lp = lam[s, j, d, g] * lat - sev[s, j, d, g] + bet[s, j, d, g] * zlen[i]
             if y == 0 or y == k1:
                 u = cuts[s, d, g, 0] - lp if y == 0 else lp - cuts[s, d, g, k1 - 1]
-                e = math.exp(-abs(u))
-                ir = 1.0 / (1.0 + e)
-                if u >= 0:
-                    prod *= ir
-                elif u > -200.0:
-                    prod *= e * ir
-                else:  # log F(u), too small a factor for the product
-                    acc += u - math.log1p(e)
+                pu, lpu, _ = tail_p_grad(u)
+                prod *= pu
+                acc += lpu
             else:
                 hi = cuts[s, d, g, y] - lp
                 lo = cuts[s, d, g, y - 1] - lp

@@ -39,7 +39,7 @@ KERNEL_SOURCES = (
 #: kernel or layout would otherwise leave a stale callback reading the data at the old
 #: positions. tests/ordinal/test_ordinal_callback.py fails until this value is updated,
 #: and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "e47ee48ffe718c4bf0197c98b3cd233b1d1acd4461e9510865e4ff82194beb9e"
+KERNEL_SOURCE_SHA256 = "f16c4c8f89986410674c8c537f6e2231521a58f1ea9e044c3a79778b35e9b5f4"
 
 
 def kernel_source_sha256() -> str:

@@ -69,6 +69,21 @@ def interval_logp_grad(hi: float, lo: float, eg: float) -> tuple[float, float, f
 
 
 @njit(cache=True, nogil=True, inline="always")
+def tail_p_grad(u: float) -> tuple[float, float, float]:
+    """``F(u)`` for the logistic ``F`` (a rating in the lowest or the highest level) as
+    ``(p, log_part, d log F / du)`` of ``log F(u) = log(p) + log_part``, from one
+    exponential and one division: ``p`` is a factor of the kernels' running product (at
+    least about 1e-87); below ``u = -200`` the logarithm is ``log_part`` and ``p = 1``."""
+    e = math.exp(-abs(u))
+    ir = 1.0 / (1.0 + e)
+    if u >= 0:
+        return ir, 0.0, e * ir
+    if u > -200.0:
+        return e * ir, 0.0, ir
+    return 1.0, u - math.log1p(e), ir
+
+
+@njit(cache=True, nogil=True, inline="always")
 def interval_p_grad(
     hi: float, lo: float, eg: float, egm1: float
 ) -> tuple[float, float, float, float]:
@@ -121,4 +136,5 @@ __all__ = [
     "interval_p_grad",
     "log_sigmoid",
     "sigmoid",
+    "tail_p_grad",
 ]

@@ -56,7 +56,7 @@ SCALE_SOURCES = (
 #: so a changed kernel would otherwise stay in the cached :func:`sampler_logp_grad`.
 #: tests/ordinal/test_ordinal_reference.py fails until this value is updated, and updating
 #: it invalidates the cache.
-SCALE_SOURCE_SHA256 = "4d2d2b3295561d904cf2887c5b26ab586f962c09b249e096b5a8985171fc437b"
+SCALE_SOURCE_SHA256 = "149ee084330fa6eab356024a3463d37cb6d2f2198a6366991fdfca646d469bb6"
 
 
 def scale_source_sha256() -> str:
