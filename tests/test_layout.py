@@ -32,6 +32,7 @@ MAX_LINES = 800
 LAYERS: dict[str, int] = {
     "raterstats.version": 0,
     "raterstats.lazy": 0,
+    "raterstats.threads": 0,
     "raterstats.schema": 0,
     "raterstats.defaults": 0,
     "raterstats.checks": 0,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +24,7 @@ from raterstats.inference import Density
 from raterstats.models.ordinal import OrdinalData, interval_logp
 from raterstats.models.priors import Prior
 from raterstats.models.zerosum import zero_sum_basis
+from raterstats.threads import over_halves
 
 #: dims of the posterior variables of a LengthEffect fit, in the order the PyMC graph
 #: creates them (system and question variables only when the data have those effects)
@@ -522,15 +522,12 @@ def answer_log_likelihood(
 
         e, b, v, c = args
 
-        def run(lo: int, hi: int) -> None:  # the kernel releases the GIL: two threads
+        def run(lo: int, hi: int) -> None:
             length_answer_loglik(
                 e[lo:hi], b[lo:hi], v[lo:hi], c[lo:hi], lay.ints, lay.floats, out[lo:hi]
             )
 
-        half = s // 2
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            for fut in [pool.submit(run, 0, half), pool.submit(run, half, s)]:
-                fut.result()
+        over_halves(run, s)
         summed = out.reshape(nc, ndr, ni, ng)
         present = lay.item_design_rated
     else:

@@ -12,6 +12,8 @@ positive)).
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import xarray as xr
 
@@ -27,6 +29,7 @@ from raterstats.models.ordinal.reference import (
     lp_and_cuts,
     rating_moments,
 )
+from raterstats.threads import over_halves
 
 
 def check_fit(dt: xr.DataTree) -> tuple[xr.Dataset, xr.Dataset]:
@@ -202,9 +205,6 @@ def _fair_compiled(
     """Fill ``fair (chain, draw, dimension, design, system)`` by
     :func:`~raterstats.models.ordinal.kernels_fit.fair_average_sums_logit`, design by
     design, the draws split in two halves on two threads (each half writes its own draws)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from raterstats.models.ordinal.kernels_fit import fair_average_sums_logit
 
     def flat(name: str, *dims: str) -> np.ndarray:
         a = post[name].transpose("chain", "draw", *dims).values
@@ -219,38 +219,41 @@ def _fair_compiled(
     wz = flat("sentence_z", "sentence", "dimension") if sent else np.zeros((S, 0, n_dim))
     tau = flat("sigma_sentence", "dimension") if sent else np.zeros((S, n_dim))
     vals = np.ascontiguousarray(values, dtype=np.float64)
-    halves = [(0, S // 2), (S // 2, S)]
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for g, (unit_w, sys_of, item_of, sents) in enumerate(weights):
-            out = np.zeros((S, n_dim, fair.shape[4]))
-            lam_g = np.ascontiguousarray(lam[:, :, g])
-            cuts_g = np.ascontiguousarray(cuts[:, :, g, :])
-            unit_sent = np.full(item_of.size, -1, np.int64) if sents is None else sents
-            units = (
-                np.ascontiguousarray(item_of, dtype=np.int64),
-                np.ascontiguousarray(unit_sent, dtype=np.int64),
-            )
-            w = np.ascontiguousarray(unit_w, dtype=np.float64)
-            sys_g = np.ascontiguousarray(sys_of, dtype=np.int64)
-            futures = [
-                pool.submit(
-                    fair_average_sums_logit,
-                    eta[lo:hi],
-                    lam_g[lo:hi],
-                    cuts_g[lo:hi],
-                    *units,
-                    wz[lo:hi],
-                    tau[lo:hi],
-                    w,
-                    sys_g,
-                    vals,
-                    out[lo:hi],
-                )
-                for lo, hi in halves
-            ]
-            for fut in futures:
-                fut.result()
-            fair[:, :, :, g, :] = out.reshape(n_chain, n_draw, n_dim, -1)
+    for g, (unit_w, sys_of, item_of, sents) in enumerate(weights):
+        unit_sent = np.full(item_of.size, -1, np.int64) if sents is None else sents
+        units = (
+            np.ascontiguousarray(item_of, dtype=np.int64),
+            np.ascontiguousarray(unit_sent, dtype=np.int64),
+            np.ascontiguousarray(unit_w, dtype=np.float64),
+            np.ascontiguousarray(sys_of, dtype=np.int64),
+        )
+        out = np.zeros((S, n_dim, fair.shape[4]))
+        design = (np.ascontiguousarray(lam[:, :, g]), np.ascontiguousarray(cuts[:, :, g, :]))
+        over_halves(partial(_fair_rows, eta, *design, wz, tau, units, vals, out), S)
+        fair[:, :, :, g, :] = out.reshape(n_chain, n_draw, n_dim, -1)
+
+
+def _fair_rows(
+    eta: np.ndarray,
+    lam: np.ndarray,
+    cuts: np.ndarray,
+    wz: np.ndarray,
+    tau: np.ndarray,
+    units: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    vals: np.ndarray,
+    out: np.ndarray,
+    lo: int,
+    hi: int,
+) -> None:
+    """One design's fair-average sums of the draws ``lo:hi`` (``units``: each unit's
+    answer, sentence, weight and system) into ``out[lo:hi]``."""
+    from raterstats.models.ordinal.kernels_fit import fair_average_sums_logit
+
+    item_of, unit_sent, w, sys_of = units
+    fair_average_sums_logit(
+        eta[lo:hi], lam[lo:hi], cuts[lo:hi], item_of, unit_sent, wz[lo:hi], tau[lo:hi], w,
+        sys_of, vals, out[lo:hi],
+    )  # fmt: skip
 
 
 def reliability(dt: xr.DataTree) -> xr.DataArray:
@@ -429,8 +432,6 @@ def _fit_sums_compiled(
     :func:`raterstats.models.ordinal.kernels_fit.fit_sums_logit`, the draws split in two
     halves on two threads (each into buffers of its own, added in order: the result does
     not depend on the threads). Returns the number of draws."""
-    from concurrent.futures import ThreadPoolExecutor
-
     from raterstats.models.ordinal.kernels_fit import fit_sums_logit
 
     lp, cuts = lp_and_cuts(part, data, per_rating=False)
@@ -442,16 +443,13 @@ def _fit_sums_compiled(
     cells = np.ascontiguousarray(cell, dtype=np.int64)
     yv = np.ascontiguousarray(y, dtype=np.float64)
     vals = np.ascontiguousarray(values, dtype=np.float64)
-    bounds = [(0, m // 2), (m // 2, m)]
-    bufs = [tuple(np.zeros_like(b) for b in sums) for _ in bounds]
 
-    def run(j: int) -> None:
-        lo, hi = bounds[j]
-        fit_sums_logit(lp2[lo:hi], cuts2[lo:hi], dim, design, cells, yv, vals, *bufs[j])
+    def run(lo: int, hi: int) -> tuple[np.ndarray, ...]:
+        buf = tuple(np.zeros_like(b) for b in sums)
+        fit_sums_logit(lp2[lo:hi], cuts2[lo:hi], dim, design, cells, yv, vals, *buf)
+        return buf
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        list(pool.map(run, range(len(bounds))))
-    for buf in bufs:
+    for buf in over_halves(run, m):
         for total, part_sum in zip(sums, buf, strict=True):
             total += part_sum
     return m

@@ -22,7 +22,6 @@ the prior constants at the positions named by :class:`~raterstats.models.ordinal
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import xarray as xr
@@ -37,6 +36,7 @@ from raterstats.models.ordinal.kernels_interval import (
 )
 from raterstats.models.ordinal.layout import Block, PriorConst, Setting
 from raterstats.models.ordinal.reference import length_effects
+from raterstats.threads import over_halves
 
 #: SHA-256 of layout.py, whose enum values numba compiles into the kernels below. numba's
 #: on-disk cache checks only this file's time stamp and size, not the modules it reads
@@ -768,9 +768,5 @@ def summed_loglik_logit(
                 o_rater, o_sent, y, zlen, key, order, out[a:b],
             )  # fmt: skip
 
-    total = n_chain * n_draw
-    half = total // 2
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for fut in [pool.submit(run, 0, half), pool.submit(run, half, total)]:
-            fut.result()
+    over_halves(run, n_chain * n_draw)
     return out.reshape(n_chain, n_draw, n_out)

@@ -39,7 +39,7 @@ KERNEL_SOURCES = (
 #: kernel or layout would otherwise leave a stale callback reading the data at the old
 #: positions. tests/ordinal/test_ordinal_callback.py fails until this value is updated,
 #: and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "f16c4c8f89986410674c8c537f6e2231521a58f1ea9e044c3a79778b35e9b5f4"
+KERNEL_SOURCE_SHA256 = "27367264b17b8c098206110fe049b02ba7740c408630e871818e4967825818cf"
 
 
 def kernel_source_sha256() -> str:

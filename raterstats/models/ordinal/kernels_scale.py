@@ -56,7 +56,7 @@ SCALE_SOURCES = (
 #: so a changed kernel would otherwise stay in the cached :func:`sampler_logp_grad`.
 #: tests/ordinal/test_ordinal_reference.py fails until this value is updated, and updating
 #: it invalidates the cache.
-SCALE_SOURCE_SHA256 = "149ee084330fa6eab356024a3463d37cb6d2f2198a6366991fdfca646d469bb6"
+SCALE_SOURCE_SHA256 = "a1cc9a226646947f47411c88b0d35957e43207d0ad39f30c85c5c027d82d9359"
 
 
 def scale_source_sha256() -> str:
