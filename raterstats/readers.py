@@ -265,8 +265,12 @@ def _records_to_frame(records: list[tuple[int, Any]], what: str) -> _Loaded:
             if isinstance(v, dict | list):
                 nested.setdefault(n, []).append(row)
             cols[n].append(_scalar_text(v))
-    frame = pl.DataFrame(cols, schema=dict.fromkeys(names, pl.String))
-    frame = frame.with_columns(pl.Series(_ROWS, [row for row, _ in kept], dtype=pl.Int64))
+    # the row numbers built with the columns: objects without keys ({}) make rows with no
+    # column, which a frame of the columns alone would not count
+    frame = pl.DataFrame(
+        {**cols, _ROWS: [row for row, _ in kept]},
+        schema={**dict.fromkeys(names, pl.String), _ROWS: pl.Int64},
+    )
     return _Loaded(frame, problems, nested={k: tuple(v) for k, v in nested.items()})
 
 
@@ -525,7 +529,7 @@ def _finish(loaded: _Loaded, name: str) -> LoadedSource:
             nested[col.name] = tuple(rows.gather(list(where)).to_list())
         out.append(text)
     return LoadedSource(
-        frame=pl.DataFrame(out).with_columns(rows.alias(S.ROW)),
+        frame=pl.DataFrame([*out, rows.alias(S.ROW)]),  # height from the rows: {} has none
         name=name,
         problems=tuple(loaded.problems),
         steps=tuple(loaded.steps),

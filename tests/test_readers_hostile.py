@@ -15,7 +15,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from raterstats import OrdinalScale, RatingsError, read_ratings
@@ -542,6 +542,9 @@ _HOSTILE = st.text(st.sampled_from(list('itemraxg,;\t|"\n\r 12345[]{}:\\\ufeff')
     suffix=st.sampled_from(["csv", "tsv", "jsonl", "json"]),
     header=st.sampled_from(["", "item,rater,rating\n", "item;rater;rating\n", '{"item": 1}\n']),
 )
+# objects without keys: rows without columns, once an InvalidOperationError of polars
+@example(body="{}", suffix="jsonl", header="")
+@example(body="[{}]", suffix="json", header="")
 def test_hostile_text_gives_ratings_or_ratings_error(tmp_path_factory, body, suffix, header):
     """issue 18: whatever the bytes, the readers answer with Ratings or a RatingsError
     (never another exception), and every row they name is a data row of the file."""
