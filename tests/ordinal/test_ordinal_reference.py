@@ -247,16 +247,20 @@ def test_layout_positions_are_named_once(tiny):
 
 def test_kernels_name_the_interval_and_scale_sources_they_were_compiled_with():
     # numba checks only a cached function's own file for changes; kernels.py compiles in
-    # kernels_interval.py, kernels_scale.py compiles in kernels.py, kernels_interval.py and
-    # layout.py: their hashes must change whenever those files do
-    from raterstats.models.ordinal import kernels_interval, kernels_scale
-    from raterstats.models.ordinal.kernels import INTERVAL_SOURCE_SHA256
+    # kernels_interval.py and kernels_marginal.py, kernels_scale.py compiles in kernels.py,
+    # those two and layout.py: their hashes must change whenever those files do
+    from raterstats.models.ordinal import kernels_interval, kernels_marginal, kernels_scale
+    from raterstats.models.ordinal.kernels import INTERVAL_SOURCE_SHA256, MARGINAL_SOURCE_SHA256
 
-    src = Path(kernels_interval.__file__).read_bytes()
-    assert hashlib.sha256(src).hexdigest() == INTERVAL_SOURCE_SHA256, (
-        "raterstats/models/ordinal/kernels_interval.py changed: set INTERVAL_SOURCE_SHA256 "
-        "in raterstats/models/ordinal/kernels.py to its new SHA-256"
-    )
+    for module, expected, name in (
+        (kernels_interval, INTERVAL_SOURCE_SHA256, "INTERVAL_SOURCE_SHA256"),
+        (kernels_marginal, MARGINAL_SOURCE_SHA256, "MARGINAL_SOURCE_SHA256"),
+    ):
+        src = Path(module.__file__).read_bytes()
+        assert hashlib.sha256(src).hexdigest() == expected, (
+            f"{module.__file__} changed: set {name} in raterstats/models/ordinal/kernels.py "
+            "to its new SHA-256"
+        )
     assert kernels_scale.scale_source_sha256() == kernels_scale.SCALE_SOURCE_SHA256, (
         "a source of raterstats/models/ordinal/kernels_scale.py's kernels changed: set "
         "SCALE_SOURCE_SHA256 there to kernels_scale.scale_source_sha256()"

@@ -5,6 +5,7 @@ and its C callback, the expansion of draws into the model's variables, the start
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -34,19 +35,7 @@ def compiled_density(
     from raterstats.nutpie_callbacks import callback_buffer
 
     off, settings, prior, ndim = lay.offsets, lay.settings, lay.prior, lay.ndim
-    arrays = (
-        data.obs_item.astype(np.int64),
-        data.obs_dim.astype(np.int64),
-        data.obs_design.astype(np.int64),
-        data.obs_rater.astype(np.int64),
-        data.obs_sentence.astype(np.int64),
-        data.y.astype(np.int64),
-        data.item_system.astype(np.int64),
-        data.item_question.astype(np.int64),
-        np.ascontiguousarray(data.z_length, dtype=np.float64),
-        zero_sum_basis(lay.n_system),
-        zero_sum_basis(lay.n_human),
-    )
+    arrays = kernel_arrays(lay, data)
 
     def logp_grad(x: np.ndarray) -> tuple[float, np.ndarray]:
         g = np.empty(ndim)
@@ -62,7 +51,58 @@ def compiled_density(
 
     probe = expand(np.zeros(ndim))
     shapes = {k: tuple(np.shape(v)) for k, v in probe.items()}
-    x_start = np.zeros(ndim)
+    x_start = starting_point(lay, data)
+
+    def initial_point(rng: np.random.Generator) -> np.ndarray:
+        return x_start + rng.uniform(-0.1, 0.1, ndim)
+
+    return Density(
+        ndim=ndim,
+        logp_grad=logp_grad,
+        expand=expand,
+        var_shapes=shapes,
+        var_dims={k: VARIABLE_DIMS[k] for k in shapes},
+        coords={k: v for k, v in data.coords.items() if v},
+        initial_point=initial_point,
+        c_logp=ordinal_logp_cb,
+        c_data=callback_buffer(ints, floats),
+        sampler_defaults={"target_accept": target_accept},
+        map_form=map_form,
+    )
+
+
+def kernel_arrays(
+    lay: OrdinalLayout, data: OrdinalData, order: np.ndarray | None = None
+) -> tuple[np.ndarray, ...]:
+    """The kernel's data arguments after ``x, grad, off, settings, prior``: the per-rating
+    indices (in ``order`` where given), the per-answer system, question and standardised
+    log length, and the zero-sum bases of the systems and the human panel."""
+    sel = slice(None) if order is None else order
+    return (
+        *(
+            np.ascontiguousarray(np.asarray(a)[sel], dtype=np.int64)
+            for a in (
+                data.obs_item,
+                data.obs_dim,
+                data.obs_design,
+                data.obs_rater,
+                data.obs_sentence,
+                data.y,
+            )
+        ),
+        data.item_system.astype(np.int64),
+        data.item_question.astype(np.int64),
+        np.ascontiguousarray(data.z_length, dtype=np.float64),
+        zero_sum_basis(lay.n_system),
+        zero_sum_basis(lay.n_human),
+    )
+
+
+def starting_point(lay: OrdinalLayout, data: OrdinalData) -> np.ndarray:
+    """The optimisers' and samplers' start in ``lay``'s coordinates: the scales at half
+    their prior unit, the cut-points at the empirical cumulative logits stretched to the
+    latent unit, the rest at 0."""
+    x_start = np.zeros(lay.ndim)
     units = lay.units
     for b, val, unit in (
         (Block.LOG_SE, 0.5, units),
@@ -83,24 +123,79 @@ def compiled_density(
         [cut0[..., :1], np.log(np.maximum(np.diff(cut0, axis=-1), 1e-3))], axis=-1
     )
     x_start[lay.block(Block.CUTS)] = raw0.reshape(-1)
-    x_start = sampler_vector(x_start, lay)  # the start above is in standard coordinates
+    return sampler_vector(x_start, lay)  # the start above is in standard coordinates
+
+
+def marginal_density(lay: OrdinalLayout, data: OrdinalData, nodes: int) -> Density:
+    """The log density whose mode ``method="map"`` returns when the study has sentence
+    ratings: that of ``lay`` (the non-centred form) with the sentence deviations integrated
+    out by ``nodes``-point Gauss-Hermite quadrature
+    (:mod:`~raterstats.models.ordinal.kernels_marginal`). Its vector is ``lay``'s without
+    the block ``WZ``; ``expand`` reports each sentence's posterior mean of ``z`` given the
+    other parameters there (the empirical-Bayes prediction of the deviation), so the
+    model's variables keep their shapes. The ratings are passed to the kernel with the
+    whole-answer ratings first, then grouped by sentence x dimension, as it needs.
+
+    Examples
+    --------
+    >>> from raterstats import OrdinalRaters
+    >>> from raterstats.simulate import clinical_qa_study
+    >>> model = OrdinalRaters(centred=False, centred_latent=False, scale_coordinate=False)
+    >>> data = model.prepare(clinical_qa_study(n_questions=4, random_seed=1).ratings)
+    >>> lay = model.layout(data)
+    >>> dens = marginal_density(lay, data, 15)
+    >>> dens.ndim == lay.ndim - lay.block_sizes[Block.WZ]
+    True
+    """
+    from raterstats.models.ordinal.kernels import ordinal_logp_grad
+    from raterstats.models.ordinal.kernels_marginal import gauss_hermite_normal
+
+    if lay.scale_coordinate:
+        raise ValueError("the marginal form is laid out without the latent-scale coordinate")
+    order = np.lexsort((data.obs_dim, data.obs_sentence))  # whole answers (0) first
+    gh_x, gh_lw = gauss_hermite_normal(nodes)
+    mlay = replace(
+        lay,
+        sentence_nodes=int(nodes),
+        marginal_start=int(np.count_nonzero(data.obs_sentence == 0)),
+        prior=np.concatenate([lay.prior, gh_x, gh_lw]),
+    )
+    off, settings, prior, ndim = mlay.offsets, mlay.settings, mlay.prior, mlay.ndim
+    arrays = kernel_arrays(mlay, data, order)
+    wz = mlay.block(Block.WZ)
+    keep = np.r_[0 : wz.start, wz.stop : ndim]
+
+    def full(xr: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        x = np.zeros(ndim)
+        x[keep] = xr
+        g = np.empty(ndim)
+        lp = ordinal_logp_grad(x, g, off, settings, prior, *arrays)
+        return float(lp), x, g
+
+    def logp_grad(xr: np.ndarray) -> tuple[float, np.ndarray]:
+        lp, _, g = full(xr)
+        return lp, g[keep]
+
+    def expand(xr: np.ndarray) -> dict[str, np.ndarray]:
+        _, x, g = full(xr)
+        x[wz] = g[wz]  # the sentences' posterior means of z
+        return constrained_values(x, lay, data)
+
+    shapes = {k: tuple(np.shape(v)) for k, v in expand(np.zeros(keep.size)).items()}
+    x_start = starting_point(lay, data)[keep]
 
     def initial_point(rng: np.random.Generator) -> np.ndarray:
-        return x_start + rng.uniform(-0.1, 0.1, ndim)
+        return x_start + rng.uniform(-0.1, 0.1, keep.size)
 
     return Density(
-        ndim=ndim,
+        ndim=int(keep.size),
         logp_grad=logp_grad,
         expand=expand,
         var_shapes=shapes,
         var_dims={k: VARIABLE_DIMS[k] for k in shapes},
         coords={k: v for k, v in data.coords.items() if v},
         initial_point=initial_point,
-        c_logp=ordinal_logp_cb,
-        c_data=callback_buffer(ints, floats),
-        sampler_defaults={"target_accept": target_accept},
-        map_form=map_form,
     )
 
 
-__all__ = ["compiled_density"]
+__all__ = ["compiled_density", "kernel_arrays", "marginal_density", "starting_point"]

@@ -34,6 +34,7 @@ from raterstats.models.ordinal.kernels_interval import (
     interval_p_grad,
     tail_p_grad,
 )
+from raterstats.models.ordinal.kernels_marginal import sentence_marginal
 from raterstats.models.ordinal.layout import Block, PriorConst, Setting
 from raterstats.models.ordinal.reference import length_effects
 from raterstats.threads import over_halves
@@ -43,12 +44,14 @@ from raterstats.threads import over_halves
 #: globals from, so a changed layout.py would otherwise leave stale kernels that read the
 #: arrays at the old positions. tests/ordinal/test_ordinal_structure.py fails until this
 #: value is updated, and updating it invalidates the cache.
-LAYOUT_SOURCE_SHA256 = "6e822b0271ec52662eea70a0abaa002d8d03555a7c44d7cbde2d7ce911343aa1"
+LAYOUT_SOURCE_SHA256 = "45d9b210fd9f8a20eeef3caac257fc51ad431eab73aff9834037df9134268d0a"
 
 #: SHA-256 of kernels_interval.py, whose functions numba compiles into the kernels below
 #: (the same reason as :data:`LAYOUT_SOURCE_SHA256`; tests/ordinal/test_ordinal_reference.py
 #: checks it).
 INTERVAL_SOURCE_SHA256 = "3b5df63a7241de621df687338a352ae8af5060db3574752b8ed6be97b235218d"
+#: SHA-256 of kernels_marginal.py (likewise; the same test checks it).
+MARGINAL_SOURCE_SHA256 = "4116fb8a5046da5b7edc8d26d679754ff3787bcde08dc16d7cd3e529dedc2ce7"
 
 
 @njit(cache=True, nogil=True)
@@ -212,6 +215,11 @@ def ordinal_logp_grad(
     use_sent, use_len = settings[Setting.USE_SENTENCES], settings[Setting.USE_LENGTH]
     lbr, ref = settings[Setting.LENGTH_BY_RATER], settings[Setting.REFERENCE]
     R = H + J
+    # MAP's marginal form: the ratings from MARGINAL_START on have their sentence deviations
+    # integrated out by SENTENCE_NODES Gauss-Hermite nodes (kernels_marginal.py), whose
+    # nodes and log-weights follow the latent units in ``prior``; WZ is then not read
+    n_gh = settings[Setting.SENTENCE_NODES]
+    n_joint = settings[Setting.MARGINAL_START] if n_gh > 0 else obs_y.size
     for t in range(grad.size):
         grad[t] = 0.0
     total = 0.0
@@ -308,7 +316,7 @@ def ordinal_logp_grad(
             grad[t] += gt
             if gs >= 0:
                 grad[lm_at[d]] -= gt
-        for t in range(off[Block.WZ], off[Block.WZ + 1]):
+        for t in range(off[Block.WZ], off[Block.WZ + 1] if n_gh == 0 else 0):
             total += -0.5 * x[t] * x[t]
             grad[t] -= x[t]
     lpd, su = _halfnormal_log(x, off[Block.LOG_SU], prior[PriorConst.SIGMA_DISC_RATER], grad)
@@ -462,10 +470,9 @@ def ordinal_logp_grad(
     dlam = np.zeros((R, D, G))
     dsev = np.zeros((R, D, G))
     dbet = np.zeros((R, D, G))
-    n = obs_y.size
     # the ratings' probabilities are multiplied into ``prod``, logged below PRODUCT_FLOOR
     prod = 1.0
-    for r in range(n):
+    for r in range(n_joint):
         i = obs_item[r]
         d = obs_dim[r]
         g = obs_design[r]
@@ -508,6 +515,16 @@ def ordinal_logp_grad(
         if s > 0:
             dw[s, d] += dl
     total += math.log(prod)
+    dtau = np.zeros(D)
+    if n_gh > 0:  # grad's WZ block receives the sentences' posterior means of z
+        nodes = prior[PriorConst.UNIT + D : PriorConst.UNIT + D + n_gh]
+        total += sentence_marginal(
+            n_joint, obs_item, obs_dim, obs_design, obs_rater, obs_sent, obs_y, zlen,
+            eta, tau, lam, sev, bet, cuts, egap, nodes,
+            prior[PriorConst.UNIT + D + n_gh : PriorConst.UNIT + D + 2 * n_gh],
+            dcuts, deta, dlam, dsev, dbet, dtau,
+            grad[off[Block.WZ] : off[Block.WZ + 1]],
+        )  # fmt: skip
 
     # ---- chain rule back to x -------------------------------------------------------------
     # cut-points: c_0 = x_0, c_k = c_{k-1} + exp(x_k)
@@ -523,8 +540,7 @@ def ordinal_logp_grad(
                     grad[base + k] += acc * math.exp(x[base + k])
     # sentences
     if use_sent:
-        dtau = np.zeros(D)
-        for s in range(1, S + 1):
+        for s in range(1, S + 1 if n_gh == 0 else 1):
             for d in range(D):
                 t = off[Block.WZ] + (s - 1) * D + d
                 grad[t] += dw[s, d] * tau[d]

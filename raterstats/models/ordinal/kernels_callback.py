@@ -29,6 +29,7 @@ from raterstats.nutpie_callbacks import LOGP_SIGNATURE, read_user_data, status_c
 KERNEL_SOURCES = (
     Path(__file__).with_name("kernels.py"),
     Path(__file__).with_name("kernels_interval.py"),
+    Path(__file__).with_name("kernels_marginal.py"),
     Path(__file__).with_name("kernels_scale.py"),
     Path(__file__).with_name("layout.py"),
     Path(__file__).parents[2] / "nutpie_callbacks.py",
@@ -39,7 +40,7 @@ KERNEL_SOURCES = (
 #: kernel or layout would otherwise leave a stale callback reading the data at the old
 #: positions. tests/ordinal/test_ordinal_callback.py fails until this value is updated,
 #: and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "27367264b17b8c098206110fe049b02ba7740c408630e871818e4967825818cf"
+KERNEL_SOURCE_SHA256 = "feb887ec0892130350a6a8bf0c5b5d9b1e50f9ded52e77aafa8e7e1fac1c1b72"
 
 
 def kernel_source_sha256() -> str:

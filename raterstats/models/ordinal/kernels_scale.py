@@ -44,10 +44,11 @@ from raterstats.models.ordinal.kernels import ordinal_logp_grad, zero_sum_adjoin
 from raterstats.models.ordinal.layout import HIGH_AGREEMENT_UNIT, Block, PriorConst, Setting
 
 #: The sources whose code numba compiles into the cached kernels of this module, besides
-#: this one: the standard kernel, its interval term and the named positions.
+#: this one: the standard kernel, its interval and marginal terms and the named positions.
 SCALE_SOURCES = (
     Path(__file__).with_name("kernels.py"),
     Path(__file__).with_name("kernels_interval.py"),
+    Path(__file__).with_name("kernels_marginal.py"),
     Path(__file__).with_name("layout.py"),
 )
 
@@ -56,7 +57,7 @@ SCALE_SOURCES = (
 #: so a changed kernel would otherwise stay in the cached :func:`sampler_logp_grad`.
 #: tests/ordinal/test_ordinal_reference.py fails until this value is updated, and updating
 #: it invalidates the cache.
-SCALE_SOURCE_SHA256 = "a1cc9a226646947f47411c88b0d35957e43207d0ad39f30c85c5c027d82d9359"
+SCALE_SOURCE_SHA256 = "b75544889e7a3159b1baba3c7f94876d252f23a76eba4c2ae07b2c82dc193568"
 
 
 def scale_source_sha256() -> str:

@@ -106,6 +106,13 @@ class Setting(IntEnum):
     SCALE_COORDINATE = 18
     #: question effects sampled centred (their zero-sum coordinates ~ N(0, sigma_question))
     QUESTION_CENTRED = 19
+    #: Gauss-Hermite nodes over which the sentence deviations are integrated out (MAP's
+    #: marginal form, :mod:`raterstats.models.ordinal.kernels_marginal`); 0: they are
+    #: coordinates of ``x`` (the block ``WZ``), as NUTS samples them
+    SENTENCE_NODES = 20
+    #: with SENTENCE_NODES: the first rating of the integrated ones (the ratings come
+    #: ordered with the whole-answer ratings first, then by sentence x dimension)
+    MARGINAL_START = 21
 
 
 class PriorConst(IntEnum):
@@ -231,8 +238,12 @@ class OrdinalLayout:
     mean shifts the sampled sentence scale (-1: none). ``prior`` holds the prior constants
     in :class:`PriorConst` order, as written in the priors (in logits), then the largest
     latent unit and the latent unit of every dimension (``UNIT + d``), by which the kernel
-    multiplies the constants of :data:`UNIT_OF_DIMENSION` and :data:`UNIT_OF_ALL`. The
-    arrays are computed once per layout; do not modify them.
+    multiplies the constants of :data:`UNIT_OF_DIMENSION` and :data:`UNIT_OF_ALL`.
+    ``sentence_nodes`` (> 0 only in MAP's marginal form,
+    :func:`~raterstats.models.ordinal.density.marginal_density`) integrates
+    the sentence deviations of the ratings from ``marginal_start`` on out by that many
+    Gauss-Hermite nodes, whose nodes and then log-weights end ``prior``. The arrays are
+    computed once per layout; do not modify them.
 
     Examples
     --------
@@ -267,6 +278,8 @@ class OrdinalLayout:
     latent_centred: bool = False
     scale_coordinate: bool = False
     question_centred: bool = False
+    sentence_nodes: int = 0
+    marginal_start: int = 0
 
     @cached_property
     def block_sizes(self) -> dict[Block, int]:

@@ -85,6 +85,10 @@ DRAWS = 1500
 #: (SummEval-OP: max R-hat 1.023 at 1,500 draws, 1.006 at 4,000)
 CHECKPOINTS = (1000, DRAWS, 2000, 3000, 4000)
 
+#: Gauss-Hermite nodes over which ``method="map"`` integrates each sentence's deviation
+#: (:meth:`OrdinalRaters.mode_form`)
+SENTENCE_NODES = 15
+
 #: The parameters whose convergence the demo, the recovery test and the benchmark report:
 #: the rater facets, system effects, cut-points, length effects and scales (the per-answer
 #: and per-sentence effects are left out: hundreds of them, each weakly identified).
@@ -275,14 +279,11 @@ class OrdinalRaters(Model):
 
         ``method="map"`` and ``method="advi"`` run on the compiled density (no PyMC
         compilation; the probit link and non-default prior families use the PyMC graph).
-        MAP returns the mode of the non-centred form on the unconstrained scale with the
-        log-Jacobians (:meth:`mode_form` says why and what that mode means: a joint mode,
-        whose scales are inflated and whose fine-design discrimination may run far out, so
-        read its system ordering, not its scales; an optimiser that stops short warns and
-        fails the fit's health check). ADVI is mean-field Gaussian ADVI
+        MAP returns the mode of :meth:`mode_form` (sentence deviations integrated out, the
+        answers' and questions' scales inflated: read its system ordering, not its scales;
+        one that stops short warns and fails its health check). ADVI is mean-field ADVI
         (:func:`raterstats.inference_vi.advi_density`, options ``n``, ``learning_rate``,
-        ``mc_samples``, ``eval_every``, ``tol``, ``init_sd``) on the form NUTS samples;
-        ``draws`` draws of the approximation are stored.
+        ``mc_samples``, ``eval_every``, ``tol``, ``init_sd``) on NUTS's form; ``draws`` kept.
 
         Examples
         --------
@@ -616,24 +617,21 @@ class OrdinalRaters(Model):
 
     def mode_form(self, data: OrdinalData) -> Density:
         """The density whose mode ``method="map"`` returns: the **non-centred** compiled
-        density (``centred=False`` and ``centred_latent=False``, whatever the options say), on its
-        unconstrained scale with the log-Jacobians of the transforms (as
-        :func:`~raterstats.inference.map_density` and PyMC's graph logp with
-        ``jacobian=True``; ``pm.find_MAP`` leaves them out).
+        density (``centred=False``, ``centred_latent=False``, whatever the options say) on
+        its unconstrained scale with the log-Jacobians (as
+        :func:`~raterstats.inference.map_density`), the sentence deviations integrated out by
+        :data:`SENTENCE_NODES`-point Gauss-Hermite quadrature where there are sentence
+        ratings (:func:`~raterstats.models.ordinal.density.marginal_density`; ``sentence_z``
+        then holds their posterior means at the mode).
 
-        Why this form: the centred form has no mode (its density grows without bound as a
-        scale and its deviations go to 0 together), and the mode without log-Jacobians puts
-        the scales' prior mode at 0 as well. What the mode means: it is the *joint* mode of
-        the effects and their scales. A scale with many effects (answers, sentences) sits
-        near ``(sum of its squared effects)^(1/4)`` there, far above the posterior's, and
-        its effects are barely shrunk. The mode exists (the log density is bounded above and
-        falls off in every direction), but with sentences whose raters all give the top
-        level (built-in study: 1,198 of 4,665 sentence x dimension cells) it lies far out:
-        the fine design's sentence scale grows until only the priors of ``m_fine`` and
-        ``tau`` hold it (``exp(6.7)`` logits after 14,000 L-BFGS iterations, still rising,
-        Hessian eigenvalues up to 3e10), and L-BFGS stops at its cap: the fit says so (see
-        the model card). So the scales, discriminations and reliabilities of a MAP fit are
-        not posterior estimates. Use ``method="nuts"`` for posterior statements."""
+        The centred form has no mode, and the joint mode of the sentence deviations runs
+        off (the sentence scale grows without a bound from the data where raters agree on
+        every sentence). Answers and questions keep their joint mode, whose scales sit above
+        the posterior's: read a MAP fit's system ordering, not its scales or reliabilities
+        (the model card has the measurements); use ``method="nuts"`` for posterior
+        statements."""
+        from raterstats.models.ordinal.density import marginal_density
+
         options = {
             **self._options,
             "centred": False,
@@ -641,6 +639,8 @@ class OrdinalRaters(Model):
             "scale_coordinate": False,
         }
         nc = type(self)(priors=self._priors, **options)
+        if data.has_sentences:
+            return marginal_density(nc.layout(data), data, SENTENCE_NODES)
         density = nc.density(data)
         assert density is not None  # has_density(data) was checked by the caller
         return density
