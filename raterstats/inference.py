@@ -394,6 +394,10 @@ class Density:
     #: optional: ``expand`` of many draws at once, ``(n, ndim) -> {name: (n, *shape)}``
     #: (:func:`run_density` uses it instead of one ``expand`` call per draw)
     expand_draws: Callable[[np.ndarray], dict[str, np.ndarray]] | None = None
+    #: what this density integrates out of the model's, if anything (a ``map_form`` whose
+    #: mode is that of a marginal density); :func:`map_density` stores it as
+    #: ``posterior.attrs["map_integrated"]``
+    integrated: str = ""
 
 
 #: a checkpoint's verdict: why the sample stops there, or None to sample on
@@ -600,7 +604,8 @@ def map_density(
     transforms included (as Stan's ``optimize(jacobian=True)``): a hierarchical scale
     parameter then has an interior mode where the mode on the constrained scale collapses
     it to 0. ``posterior.attrs["map_scale"]`` says so. When ``density.map_form`` is set the
-    mode is that of the density it returns (``posterior.attrs["map_form"]``). A run that
+    mode is that of the density it returns (``posterior.attrs["map_form"]``; what that
+    density integrates out, if anything, in ``["map_integrated"]``). A run that
     does not converge warns (as the PyMC MAP does) and records ``converged = False``.
     ``posterior.attrs`` also hold the optimiser's ``iterations``, its
     ``gradient_evaluations`` (log density + gradient calls) and ``gradient_max_abs``, the
@@ -663,6 +668,8 @@ def map_density(
             "sampling_time": seconds,
         }
     )
+    if density.integrated:
+        out["posterior"].attrs["map_integrated"] = density.integrated
     if not ok:
         _warn_map_failed(str(res.message), lp, stacklevel=3)
     return out

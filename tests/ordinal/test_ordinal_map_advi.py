@@ -66,6 +66,7 @@ def test_map_runs_on_the_compiled_density_and_says_which_mode(map_fit):
     assert map_fit.attrs["method"] == "map"
     post = map_fit["posterior"]
     assert dict(post.sizes)["draw"] == 1 and post.attrs["map_form"] == "map_form"
+    assert post.attrs["map_integrated"].startswith("sentence deviations")
     assert bool(map_fit["sample_stats"]["converged"].item())
 
 

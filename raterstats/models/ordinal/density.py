@@ -43,7 +43,7 @@ def compiled_density(
         return float(lp), g
 
     ints, floats = pack_ordinal(
-        off, settings, prior, arrays[:6], arrays[6:8], arrays[8], arrays[9], arrays[10]
+        off, settings, prior, arrays[:6], (arrays[6], arrays[7]), arrays[8], arrays[9], arrays[10]
     )
 
     def expand(x: np.ndarray) -> dict[str, np.ndarray]:
@@ -195,6 +195,8 @@ def marginal_density(lay: OrdinalLayout, data: OrdinalData, nodes: int) -> Densi
         var_dims={k: VARIABLE_DIMS[k] for k in shapes},
         coords={k: v for k, v in data.coords.items() if v},
         initial_point=initial_point,
+        integrated=f"sentence deviations (sentence_z: posterior means at the mode), "
+        f"{int(nodes)}-point Gauss-Hermite quadrature",
     )
 
 
