@@ -124,6 +124,18 @@ def test_point_estimates_say_so_and_never_show_an_interval_as_certainty(ordinal)
     assert "### Rater competence (point estimate)" in mace
     competence = mace.split("### Rater competence", 1)[1].split("###", 1)[0]
     assert "[" not in competence.replace("\\[", "")  # no interval columns
+    # the ordinal MAP: the tables that depend on the latent scales say they are inflated at
+    # the mode; the rater separation, which needs a posterior variance, is not computed
+    ordinal_sec = text.split("## Ordinal rater model", 1)[1].split("\n## ", 1)[0]
+    for title in ("### System fair averages", "### Model-implied reliability"):
+        part = ordinal_sec.split(title, 1)[1].split("###", 1)[0]
+        assert "> **Note:** Computed from a MAP point estimate" in part
+        assert "scales at this mode are inflated" in part, title
+    length = ordinal_sec.split("### Length effect", 1)[1].split("###", 1)[0]
+    assert "inflated" not in length
+    raters = ordinal_sec.split("### Rater table", 1)[1].split("###", 1)[0]
+    assert "separation reliability per dimension and design: not computed" in raters
+    assert "nan" not in raters
 
 
 def test_report_files_scales_and_links(ordinal, nominal):

@@ -37,7 +37,8 @@ def _fair_averages(dt: xr.DataTree, ctx: Context) -> list[str]:
     post = dt["posterior"].to_dataset()
     if "system_effect" not in post:
         return []
-    fair = interval_frame(system_scores(dt)["fair_average"], "fair average", ctx.ci_prob)
+    scores = system_scores(dt)  # its attrs: the fit's health, and what a MAP fit lacks here
+    fair = interval_frame(scores["fair_average"], "fair average", ctx.ci_prob)
     ctx.folder.csv(fair.drop("quantity"), "ordinal_fair_averages.csv")
     n_sys = fair["system"].n_unique()
     # few systems: one column per system; many: one row per system, a column per design
@@ -52,7 +53,7 @@ def _fair_averages(dt: xr.DataTree, ctx: Context) -> list[str]:
         "### System fair averages (expected rating by a typical rater, averaged over the "
         "system's answers)",
         "",
-        *banners(dt),
+        *banners(scores),
         markdown_table(tab),
         "",
     ]
@@ -61,7 +62,8 @@ def _fair_averages(dt: xr.DataTree, ctx: Context) -> list[str]:
 def _reliability(dt: xr.DataTree, ctx: Context) -> list[str]:
     from raterstats.models.ordinal import prob_more_reliable, reliability
 
-    rel = interval_frame(reliability(dt), "reliability", ctx.ci_prob)
+    implied = reliability(dt)  # its attrs: the fit's health, and what a MAP fit lacks here
+    rel = interval_frame(implied, "reliability", ctx.ci_prob)
     ctx.folder.csv(rel.drop("quantity"), "ordinal_reliability.csv")
     tab = _pivot_intervals(rel, "design", ["dimension"], dt)
     designs = [str(g) for g in dt["posterior"].to_dataset()["design"].values]
@@ -75,7 +77,13 @@ def _reliability(dt: xr.DataTree, ctx: Context) -> list[str]:
             )
             .alias(f"P({a} > {b})")
         )
-    return ["### Model-implied reliability by design", "", *banners(dt), markdown_table(tab), ""]
+    return [
+        "### Model-implied reliability by design",
+        "",
+        *banners(implied),
+        markdown_table(tab),
+        "",
+    ]
 
 
 def _length(dt: xr.DataTree, ctx: Context) -> list[str]:
@@ -128,6 +136,8 @@ def _raters(dt: xr.DataTree, ctx: Context) -> list[str]:
         f"{r.separation_reliability:.2f}"
         for r in sep.itertuples()
     )
+    if "separation_note" in rt.attrs:  # a point estimate: not computed
+        cells = f"not computed ({rt.attrs['separation_note']})"
     if frame["rater"].n_unique() <= MAX_RATERS_SHOWN:
         tab = frame.select(
             "rater",

@@ -7,6 +7,7 @@ import pytest
 import xarray as xr
 
 from raterstats import LengthEffect, OrdinalRaters
+from raterstats.health import fit_health
 from raterstats.intervals import eti
 from raterstats.models import POST_FIT_QUESTIONS
 from raterstats.models.ordinal import (
@@ -117,6 +118,24 @@ def test_derived_quantities(small_fit):
     assert list(agg["design"].values) == ["fine"]
     v = agg["p_no_negative"].values
     assert np.all((v >= 0) & (v <= 1))
+
+
+def test_derived_quantities_carry_the_fits_health(small_fit):
+    """Every result derived from a fit says where the fit failed its checks, as the
+    package's other results do (fit_warning); a NUTS fit's results carry no point-estimate
+    note."""
+    warning = fit_health(small_fit).fit_warning()
+    results = {
+        "system_scores": system_scores(small_fit),
+        "reliability": reliability(small_fit),
+        "prob_more_reliable": prob_more_reliable(small_fit, "fine", "coarse"),
+        "length_contrast": length_contrast(small_fit),
+        "sentence_aggregation": sentence_aggregation(small_fit, max_draws=20),
+        "rater_table": rater_table(small_fit),
+    }
+    for name, res in results.items():
+        assert res.attrs.get("fit_warning") == warning, name
+        assert "uncertainty_note" not in res.attrs, name
 
 
 def test_compiled_fit_statistics_equal_numpy(small_fit):

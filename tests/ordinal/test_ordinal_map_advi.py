@@ -31,6 +31,8 @@ from raterstats.models.ordinal import (
     BLOCKS,
     Block,
     OrdinalRaters,
+    length_contrast,
+    prob_more_reliable,
     rater_table,
     reliability,
     sentence_aggregation,
@@ -272,8 +274,20 @@ def test_the_consumers_of_a_map_fit_work_and_say_it_is_a_point_estimate(map_fit)
     assert scores["fair_average"].sizes["draw"] == 1
     assert np.isfinite(scores["fair_average"].values).all()
     assert reliability(map_fit).sizes["draw"] == 1
-    assert rater_table(map_fit).sizes["rater"] == map_fit["posterior"].sizes["rater"]
+    table = rater_table(map_fit)
+    assert table.sizes["rater"] == map_fit["posterior"].sizes["rater"]
     assert sentence_aggregation(map_fit).sizes["draw"] == 1
+    # the results say what a MAP fit lacks; those that depend on the latent scales say the
+    # mode's scales are inflated (they are not posterior estimates there)
+    for res in (scores, reliability(map_fit), prob_more_reliable(map_fit, "fine", "coarse")):
+        assert res.attrs["uncertainty_note"].startswith("computed from a MAP point estimate")
+        assert "inflated" in res.attrs["uncertainty_note"]
+    for res in (table, sentence_aggregation(map_fit), length_contrast(map_fit)):
+        assert res.attrs["uncertainty_note"].startswith("computed from a MAP point estimate")
+        assert "inflated" not in res.attrs["uncertainty_note"]
+    # separation needs the severities' posterior variance, which a point estimate lacks
+    assert np.isnan(table["separation"]).all() and np.isnan(table["separation_reliability"]).all()
+    assert "a point estimate does not have" in table.attrs["separation_note"]
     ranked = rank_systems(map_fit)
     assert "MAP point estimate" in ranked.attrs["uncertainty_note"]
     designs = compare_designs(map_fit, n_replicates=10, random_seed=1)

@@ -19,6 +19,7 @@ import xarray as xr
 
 from raterstats.checks import check_counts
 from raterstats.defaults import resolve_ci_prob
+from raterstats.health import fit_health, flag_result
 from raterstats.intervals import eti
 from raterstats.models.base import Model, is_fit_of
 from raterstats.models.ordinal.data import OrdinalData, data_from_constants
@@ -56,6 +57,38 @@ def check_fit(dt: xr.DataTree) -> tuple[xr.Dataset, xr.Dataset]:
             f"expected a fit of OrdinalRaters, got a DataTree with model {dt.attrs.get('model')!r}"
         )
     return dt["posterior"].to_dataset(), dt["constant_data"].to_dataset()
+
+
+#: What a MAP fit's scale-dependent results (reliability, fair averages) lack, after the fit's
+#: own note (:meth:`~raterstats.models.ordinal.OrdinalRaters.mode_form` says why)
+MAP_SCALES_NOTE = (
+    "the answers' and questions' scales at this mode are inflated (their joint mode with "
+    "their effects), so this result is not an estimate of its posterior value: fit with "
+    "method='nuts' for it"
+)
+
+
+def flagged[T: (xr.Dataset, xr.DataArray)](out: T, dt: xr.DataTree, *, scales: bool = False) -> T:
+    """``out`` with the health of the fit ``dt`` in its attrs
+    (:func:`raterstats.health.flag_result`: ``fit_warning`` when the fit fails its checks,
+    ``uncertainty_note`` for a point estimate or ADVI); ``scales``: the result depends on the
+    latent scales, which a MAP fit inflates (:data:`MAP_SCALES_NOTE` is added).
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> from raterstats import OrdinalRaters
+    >>> from raterstats.simulate import clinical_qa_study
+    >>> r = clinical_qa_study(n_questions=4, random_seed=1).ratings
+    >>> dt = OrdinalRaters().fit(r, method="map", random_seed=1, progress=False)
+    >>> "inflated" in flagged(xr.Dataset(), dt, scales=True).attrs["uncertainty_note"]
+    True
+    """
+    note = fit_health(dt).uncertainty_note()
+    if scales and dt.attrs.get("method") == "map" and note:
+        note = f"{note}; {MAP_SCALES_NOTE}"
+    flag_result(out, dt, note=note)  # type: ignore[arg-type]
+    return out
 
 
 def _level_values(dt: xr.DataTree) -> np.ndarray:
@@ -154,7 +187,7 @@ def system_scores(dt: xr.DataTree, *, compiled: bool | None = None) -> xr.Datase
     else:
         _fair_numpy(post, weights, values, link, fair)
     fair[..., counts == 0] = np.nan  # a system with no answers rated under the design
-    return xr.Dataset(
+    out = xr.Dataset(
         {
             "latent": s,
             "fair_average": (("chain", "draw", "dimension", "design", "system"), fair),
@@ -162,6 +195,7 @@ def system_scores(dt: xr.DataTree, *, compiled: bool | None = None) -> xr.Datase
         },
         coords={"design": post["design"].values},
     )
+    return flagged(out, dt, scales=True)
 
 
 def _fair_numpy(
@@ -286,7 +320,8 @@ def reliability(dt: xr.DataTree) -> xr.DataArray:
     human = const["rater_is_human"].values
     lam2 = post["discrimination"].isel(rater=np.flatnonzero(human)) ** 2
     rel = (lam2 * v / (lam2 * v + var_link)).mean("rater")
-    return rel.transpose("chain", "draw", "dimension", "design").rename("reliability")
+    out = rel.transpose("chain", "draw", "dimension", "design").rename("reliability")
+    return flagged(out, dt, scales=True)
 
 
 def prob_more_reliable(dt: xr.DataTree, a: str, b: str) -> xr.DataArray:
@@ -302,11 +337,13 @@ def prob_more_reliable(dt: xr.DataTree, a: str, b: str) -> xr.DataArray:
     True
     """
     rel = reliability(dt)
-    return (
+    out = (
         (rel.sel(design=a) > rel.sel(design=b))
         .mean(("chain", "draw"))
         .rename(f"P(reliability {a} > {b})")
     )
+    out.attrs = dict(rel.attrs)  # the comparison drops them
+    return out
 
 
 def length_contrast(dt: xr.DataTree, a: str = "coarse", b: str = "fine") -> xr.Dataset:
@@ -344,7 +381,7 @@ def length_contrast(dt: xr.DataTree, a: str = "coarse", b: str = "fine") -> xr.D
     if "judge_length_effect" in post:
         out["judge_length_effect"] = post["judge_length_effect"]
     out.attrs["contrast"] = f"{a} - {b}"
-    return out
+    return flagged(out, dt)
 
 
 def sentence_aggregation(dt: xr.DataTree, *, max_draws: int = 400) -> xr.Dataset:
@@ -410,13 +447,14 @@ def sentence_aggregation(dt: xr.DataTree, *, max_draws: int = 400) -> xr.Dataset
         "dimension": post["dimension"].values,
         "design": sent_designs,
     }
-    return xr.Dataset(
+    out = xr.Dataset(
         {
             "p_no_negative": (dims, np.stack(out_neg, axis=-1)),
             "p_any_positive": (dims, np.stack(out_pos, axis=-1)),
         },
         coords=coords,
     )
+    return flagged(out, dt)
 
 
 def _fit_sums_compiled(
@@ -539,8 +577,15 @@ def rater_table(
     obs_var = sev.mean(("chain", "draw")).var("rater", ddof=1)
     mse = sev.var(("chain", "draw")).mean("rater")
     true_var = np.maximum(obs_var - mse, 0.0)
-    sep = np.sqrt(true_var / mse)
-    out["separation"] = sep
-    out["separation_reliability"] = true_var / obs_var
+    if post.sizes["chain"] * post.sizes["draw"] > 1:
+        out["separation"] = np.sqrt(true_var / mse)
+        out["separation_reliability"] = true_var / obs_var
+    else:  # a point estimate has no error variance of the severities
+        out["separation"] = xr.full_like(obs_var, np.nan)
+        out["separation_reliability"] = xr.full_like(obs_var, np.nan)
+        out.attrs["separation_note"] = (
+            "separation and its reliability need the severities' posterior variance, which "
+            "a point estimate does not have"
+        )
     out.attrs.update({"ci_prob": ci_prob, "draws_used_for_fit": n_used})
-    return out
+    return flagged(out, dt)
