@@ -93,7 +93,9 @@ def coverage_accuracy(
     Returns
     -------
     xr.Dataset
-        ``accuracy``, ``n_items`` and ``entropy_threshold`` along ``coverage``.
+        ``accuracy``, ``n_items`` and ``entropy_threshold`` along ``coverage``; the fit's
+        health in ``attrs["fit_warning"]`` / ``["uncertainty_note"]`` (as
+        :func:`item_posterior`'s).
 
     Examples
     --------
@@ -147,7 +149,7 @@ def coverage_accuracy(
         acc.append(float(correct[sel].mean()))
         n.append(m)
         thr.append(float(ent[sel].max()))
-    return xr.Dataset(
+    out = xr.Dataset(
         {
             "accuracy": ("coverage", np.array(acc)),
             "n_items": ("coverage", np.array(n)),
@@ -156,6 +158,10 @@ def coverage_accuracy(
         coords={"coverage": cov},
         attrs={"dimension": dimension},
     )
+    for key in ("fit_warning", "uncertainty_note"):  # the fit's health, as item_posterior's
+        if key in post.attrs:
+            out.attrs[key] = post.attrs[key]
+    return out
 
 
 def _is_num(v: str) -> bool:
@@ -414,9 +420,10 @@ def gold_check(dt: xr.DataTree, ratings: Any = None) -> xr.Dataset:
         ``overall_accuracy``, ``overall_log_loss`` and ``overall_majority_accuracy`` pool
         the dimensions. NaN where a dimension has no gold unit. Attributes: ``gold_used``
         (1 when gold clamped the labels), ``note`` (then: the check is not independent),
-        ``uncertainty_note`` (a fit by EM or MAP: :func:`point_estimate_note`), ``summary``
-        (one line for a person), ``units`` (``"items"``, or ``"segments"`` for a fit of
-        segment ratings: what ``n_gold`` counts), ``model``, ``method``.
+        ``uncertainty_note`` (a fit by EM or MAP: :func:`point_estimate_note`),
+        ``fit_warning`` (the fit fails its checks: :func:`raterstats.health.flag_result`),
+        ``summary`` (one line for a person), ``units`` (``"items"``, or ``"segments"`` for a
+        fit of segment ratings: what ``n_gold`` counts), ``model``, ``method``.
 
     Raises
     ------
@@ -497,9 +504,9 @@ def gold_check(dt: xr.DataTree, ratings: Any = None) -> xr.Dataset:
             "units": "segments" if (post["unit_segment"].values != "").any() else "items",
         },
     )
-    note = point_estimate_note(str(ds.attrs["method"]))
-    if note:
-        ds.attrs["uncertainty_note"] = note
+    # the fit's health: a warning when it fails its checks; for a point estimate, what its
+    # label probabilities lack (flag_result's default note for the other methods)
+    flag_result(ds, dt, note=point_estimate_note(str(ds.attrs["method"])))
     if used:
         ds.attrs["note"] = (
             "gold labels clamped the labels of the gold items (use_gold=True): accuracy 1 and "
@@ -546,10 +553,11 @@ def gold_check_summary(check: xr.Dataset) -> str:
             f"gold: {n} {units} clamped the labels (use_gold): accuracy "
             f"{float(check['overall_accuracy']):.2f} by construction, not an independent check"
         )
+    failing = "; the fit FAILS its checks (fit_warning)" if check.attrs.get("fit_warning") else ""
     return (
         f"gold: {n} {units}, accuracy {float(check['overall_accuracy']):.2f} (majority vote "
         f"{float(check['overall_majority_accuracy']):.2f}), log loss "
-        f"{float(check['overall_log_loss']):.2f}; gold not used in the fit"
+        f"{float(check['overall_log_loss']):.2f}; gold not used in the fit{failing}"
     )
 
 

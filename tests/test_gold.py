@@ -17,10 +17,12 @@ from typer.testing import CliRunner
 
 from raterstats import MACE, DawidSkene, NominalScale, read_ratings
 from raterstats.cli import app
+from raterstats.health import fit_health
 from raterstats.posterior import (
     GOLD_COVERAGES,
     LOG_LOSS_FLOOR,
     TIE_SEPARATOR,
+    coverage_accuracy,
     gold_check,
     item_labels,
     item_posterior,
@@ -236,6 +238,13 @@ def test_item_labels_and_gold_check_of_a_nuts_fit(ratings, tmp_path):
     check = gold_check(dt)
     assert 0.5 < float(check["overall_accuracy"]) < 1
     assert "uncertainty_note" not in check.attrs  # a posterior, not a point estimate
+    # 40 draws of one chain cannot reach the ESS the checks ask for: the check says the fit
+    # fails them, in its attrs and its summary line (it said nothing before)
+    warning = fit_health(dt).fit_warning()
+    assert warning is not None and check.attrs["fit_warning"] == warning
+    assert check.attrs["summary"].endswith("the fit FAILS its checks (fit_warning)")
+    gold = dict(ratings.data.select("item", "gold").unique().iter_rows())
+    assert coverage_accuracy(dt, gold).attrs["fit_warning"] == warning
     dt.to_netcdf(tmp_path / "ds.nc")
     back = xr.open_datatree(tmp_path / "ds.nc")
     assert item_labels(back).equals(table)
