@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -49,9 +50,29 @@ def compiled_density(
     def expand(x: np.ndarray) -> dict[str, np.ndarray]:
         return constrained_values(x, lay, data)
 
-    probe = expand(np.zeros(ndim))
-    shapes = {k: tuple(np.shape(v)) for k, v in probe.items()}
-    x_start = starting_point(lay, data)
+    return _density(
+        data,
+        logp_grad,
+        expand,
+        starting_point(lay, data),
+        c_logp=ordinal_logp_cb,
+        c_data=callback_buffer(ints, floats),
+        sampler_defaults={"target_accept": target_accept},
+        map_form=map_form,
+    )
+
+
+def _density(
+    data: OrdinalData,
+    logp_grad: Callable[[np.ndarray], tuple[float, np.ndarray]],
+    expand: Callable[[np.ndarray], dict[str, np.ndarray]],
+    x_start: np.ndarray,
+    **extra: Any,
+) -> Density:
+    """A :class:`Density` of the model's variables (shapes probed by ``expand`` at 0, their
+    dims, the data's coordinates) started at ``x_start`` with a uniform jitter of 0.1."""
+    ndim = int(x_start.size)
+    shapes = {k: tuple(np.shape(v)) for k, v in expand(np.zeros(ndim)).items()}
 
     def initial_point(rng: np.random.Generator) -> np.ndarray:
         return x_start + rng.uniform(-0.1, 0.1, ndim)
@@ -64,10 +85,7 @@ def compiled_density(
         var_dims={k: VARIABLE_DIMS[k] for k in shapes},
         coords={k: v for k, v in data.coords.items() if v},
         initial_point=initial_point,
-        c_logp=ordinal_logp_cb,
-        c_data=callback_buffer(ints, floats),
-        sampler_defaults={"target_accept": target_accept},
-        map_form=map_form,
+        **extra,
     )
 
 
@@ -165,36 +183,27 @@ def marginal_density(lay: OrdinalLayout, data: OrdinalData, nodes: int) -> Densi
     wz = mlay.block(Block.WZ)
     keep = np.r_[0 : wz.start, wz.stop : ndim]
 
-    def full(xr: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    def full(xm: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         x = np.zeros(ndim)
-        x[keep] = xr
+        x[keep] = xm
         g = np.empty(ndim)
         lp = ordinal_logp_grad(x, g, off, settings, prior, *arrays)
         return float(lp), x, g
 
-    def logp_grad(xr: np.ndarray) -> tuple[float, np.ndarray]:
-        lp, _, g = full(xr)
+    def logp_grad(xm: np.ndarray) -> tuple[float, np.ndarray]:
+        lp, _, g = full(xm)
         return lp, g[keep]
 
-    def expand(xr: np.ndarray) -> dict[str, np.ndarray]:
-        _, x, g = full(xr)
+    def expand(xm: np.ndarray) -> dict[str, np.ndarray]:
+        _, x, g = full(xm)
         x[wz] = g[wz]  # the sentences' posterior means of z
         return constrained_values(x, lay, data)
 
-    shapes = {k: tuple(np.shape(v)) for k, v in expand(np.zeros(keep.size)).items()}
-    x_start = starting_point(lay, data)[keep]
-
-    def initial_point(rng: np.random.Generator) -> np.ndarray:
-        return x_start + rng.uniform(-0.1, 0.1, keep.size)
-
-    return Density(
-        ndim=int(keep.size),
-        logp_grad=logp_grad,
-        expand=expand,
-        var_shapes=shapes,
-        var_dims={k: VARIABLE_DIMS[k] for k in shapes},
-        coords={k: v for k, v in data.coords.items() if v},
-        initial_point=initial_point,
+    return _density(
+        data,
+        logp_grad,
+        expand,
+        starting_point(lay, data)[keep],
         integrated=f"sentence deviations (sentence_z: posterior means at the mode), "
         f"{int(nodes)}-point Gauss-Hermite quadrature",
     )
