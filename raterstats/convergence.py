@@ -16,6 +16,7 @@ autocorrelated, tied, constant and incomplete draws.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -87,19 +88,59 @@ def _rank_kernels() -> tuple[Any, Any]:
 rank_kernels = cache(_rank_kernels)
 
 
-def _normal_scores(ranks: np.ndarray) -> np.ndarray:
-    """Blom's back-transformation of ``(parameter, value)`` ranks to normal scores."""
+def normal_scores(ranks: np.ndarray) -> np.ndarray:
+    """Blom's back-transformation of ``(parameter, value)`` ranks to normal scores.
+
+    The ranks are average positions, so multiples of 1/2 from 1 to ``n``: the scores are
+    looked up in a table of the ``2 n - 1`` possible ones (the same ``ndtri`` of the same
+    numbers, so the same values), not computed for every rank.
+
+    Examples
+    --------
+    >>> normal_scores(np.array([[1.0, 2.5, 2.5, 4.0]])).round(3)
+    array([[-1.049,  0.   ,  0.   ,  1.049]])
+    """
     size = ranks.shape[1]
-    ranks -= BLOM_OFFSET
-    ranks /= size - 2 * BLOM_OFFSET + 1
-    return np.asarray(special.ndtri(ranks))
+    half = np.arange(2, 2 * size + 1) / 2.0  # every possible rank
+    half -= BLOM_OFFSET
+    half /= size - 2 * BLOM_OFFSET + 1
+    table = np.asarray(special.ndtri(half))
+    return table[(2.0 * ranks).astype(np.intp) - 2]
 
 
-def _bulk_and_folded_scores(split: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sorted_quantiles(srt: np.ndarray, probs: Sequence[float]) -> np.ndarray:
+    """``np.quantile(x, probs, axis=1)`` (its default ``"linear"`` method) of the rows of
+    ``x`` given sorted (``srt``, shape ``(parameter, value)``), without sorting again: the
+    same virtual index, neighbours and interpolation as NumPy's, so the same values.
+
+    Examples
+    --------
+    >>> x = np.random.default_rng(0).normal(size=(3, 101))
+    >>> bool(np.array_equal(sorted_quantiles(np.sort(x, axis=1), [0.055, 0.945]),
+    ...                     np.quantile(x, [0.055, 0.945], axis=1)))
+    True
+    """
+    n = srt.shape[1]
+    out = np.empty((len(probs), srt.shape[0]))
+    for k, q in enumerate(probs):
+        q = np.float64(q)
+        vi = (n - 1) * q  # NumPy's virtual index of its "linear" method
+        if vi >= n - 1 or vi < 0:  # beyond the ends: the end value, as NumPy
+            out[k] = srt[:, -1] if vi >= n - 1 else srt[:, 0]
+            continue
+        prev = int(np.floor(vi))
+        gamma = vi - prev
+        a, b = srt[:, prev], srt[:, prev + 1]
+        diff = b - a
+        out[k] = b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
+    return out
+
+
+def _bulk_and_folded_scores(split: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Normal scores of the pooled ranks of split draws (average ranks for ties, Blom's
     back-transformation) and of their distances from each parameter's median (the folded
     draws of the tail R-hat), from one sort: the distances' order is merged from the
-    sorted draws."""
+    sorted draws. Also returns the sorted draws ``(parameter, value)``."""
     ranks_from_sorted, folded_sorted = rank_kernels()
     p = split.shape[0]
     flat = split.reshape(p, -1)
@@ -116,8 +157,9 @@ def _bulk_and_folded_scores(split: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     f_ranks = np.empty(flat.shape)
     ranks_from_sorted(f_srt, f_order, f_ranks)
     return (
-        _normal_scores(ranks).reshape(split.shape),
-        _normal_scores(f_ranks).reshape(split.shape),
+        normal_scores(ranks).reshape(split.shape),
+        normal_scores(f_ranks).reshape(split.shape),
+        srt,
     )
 
 
@@ -227,14 +269,16 @@ def _rhat_ess_block(draws: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndar
         return r, eb, et
     v = x[ok]
     split = split_chains(v)
-    zb, zf = _bulk_and_folded_scores(split)
+    zb, zf, srt = _bulk_and_folded_scores(split)
     eb[ok] = ess(zb)
     if n_chain >= 2:
         bulk, tail = _rhat(zb), _rhat(zf)
         r[ok] = np.where(tail > bulk, tail, bulk)
-    flat = v.reshape(v.shape[0], -1)
     lo_p, hi_p = sorted((prob, 1 - prob))
-    q = np.quantile(flat, [lo_p, hi_p], axis=1)
+    if n_draw % 2 == 0:  # the split draws are all the draws: their sort serves
+        q = sorted_quantiles(srt, [lo_p, hi_p])
+    else:
+        q = np.quantile(v.reshape(v.shape[0], -1), [lo_p, hi_p], axis=1)
     e_lo = ess(split_chains((v <= q[0][:, None, None]).astype(float)))
     e_hi = ess(split_chains((v <= q[1][:, None, None]).astype(float)))
     et[ok] = np.where(e_hi < e_lo, e_hi, e_lo)
@@ -290,7 +334,9 @@ __all__ = [
     "BLOM_OFFSET",
     "ess",
     "geyer_tau",
+    "normal_scores",
     "rank_kernels",
     "rhat_ess",
+    "sorted_quantiles",
     "split_chains",
 ]

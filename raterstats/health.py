@@ -252,7 +252,7 @@ def parameter_checks(
         other = [d for d in post[v].dims if d not in ("chain", "draw")]
         arr = post[v].transpose("chain", "draw", *other).values
         parts.append(np.moveaxis(arr.reshape(n_chain, n_draw, -1), -1, 0))
-    r, eb, et = _rhat_ess(np.concatenate(parts, axis=0).astype(float))
+    r, eb, et = _rhat_ess(np.concatenate(parts, axis=0).astype(float, copy=False))
     vnames, idx, const = _flat(post, names)
     bad = ~np.array(const, dtype=bool) & (~(r <= rhat_max) | ~(eb >= ess_min) | ~(et >= ess_min))
     table = pl.DataFrame(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from arviz_stats.base import array_stats
 
-from raterstats.convergence import rhat_ess
+from raterstats.convergence import rhat_ess, sorted_quantiles
 
 
 def _arviz(x: np.ndarray, prob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -86,3 +86,32 @@ def test_blocks_on_threads_give_the_same_numbers(monkeypatch: pytest.MonkeyPatch
         np.testing.assert_array_equal(a, b)
     for g, w in zip(blocks, _arviz(x, 0.89), strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-9, equal_nan=True)
+
+
+@pytest.mark.parametrize("n", [4, 5, 100, 101, 6000, 8000])
+def test_quantiles_from_the_sorted_draws_equal_numpys(n):
+    """The tail ESS's quantiles come from the sort the ranks made (sorted_quantiles): the
+    same values as np.quantile's default method, bit for bit, with and without ties and at
+    the ends."""
+    rng = np.random.default_rng(n)
+    for ties in (False, True):
+        x = rng.normal(size=(5, n))
+        if ties:
+            x = np.round(x, 1)
+        for probs in ([0.055, 0.945], [0.03, 0.97], [0.0, 1.0], [0.5, 0.25]):
+            got = sorted_quantiles(np.sort(x, axis=1), probs)
+            np.testing.assert_array_equal(got, np.quantile(x, probs, axis=1))
+
+
+def testnormal_scores_from_the_table_equal_ndtri_of_each_rank():
+    """Blom's normal scores are looked up in a table of the possible ranks (multiples of
+    1/2): the same numbers as ndtri applied to every rank."""
+    from scipy import special
+
+    from raterstats.convergence import BLOM_OFFSET, normal_scores
+
+    rng = np.random.default_rng(3)
+    n = 1000
+    ranks = rng.integers(2, 2 * n + 1, size=(4, n)) / 2.0
+    direct = special.ndtri((ranks - BLOM_OFFSET) / (n - 2 * BLOM_OFFSET + 1))
+    np.testing.assert_array_equal(normal_scores(ranks.copy()), direct)
