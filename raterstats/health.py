@@ -175,21 +175,18 @@ def reported_variables(dt: xr.DataTree) -> list[str]:
     return [str(v) for v in post.data_vars if v not in AUXILIARY]
 
 
-def _flat(post: xr.Dataset, names: Sequence[str]) -> tuple[list[str], list[str], list[bool]]:
-    """Variable, index label and whether it is constant, per scalar parameter."""
-    vnames, idx, const = [], [], []
+def _labels(post: xr.Dataset, names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Variable and index label of every scalar parameter, in the order
+    :func:`parameter_checks` stacks them (each variable's other dims, row-major)."""
+    vnames, idx = [], []
     for v in names:
         da = post[v]
         other = [d for d in da.dims if d not in ("chain", "draw")]
-        arr = da.transpose("chain", "draw", *other).values
-        flat = arr.reshape(arr.shape[0], arr.shape[1], -1)
         coord_str = [[str(c) for c in da[d].values] for d in other]
-        spread = np.ptp(flat, axis=(0, 1))
-        for j, parts in enumerate(itertools.product(*coord_str)):
+        for parts in itertools.product(*coord_str):
             vnames.append(v)
             idx.append(", ".join(parts))
-            const.append(bool(spread[j] == 0.0))
-    return vnames, idx, const
+    return vnames, idx
 
 
 def _rhat_ess(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -252,9 +249,11 @@ def parameter_checks(
         other = [d for d in post[v].dims if d not in ("chain", "draw")]
         arr = post[v].transpose("chain", "draw", *other).values
         parts.append(np.moveaxis(arr.reshape(n_chain, n_draw, -1), -1, 0))
-    r, eb, et = _rhat_ess(np.concatenate(parts, axis=0).astype(float, copy=False))
-    vnames, idx, const = _flat(post, names)
-    bad = ~np.array(const, dtype=bool) & (~(r <= rhat_max) | ~(eb >= ess_min) | ~(et >= ess_min))
+    stacked = np.concatenate(parts, axis=0).astype(float, copy=False)
+    r, eb, et = _rhat_ess(stacked)
+    vnames, idx = _labels(post, names)
+    const = np.ptp(stacked.reshape(stacked.shape[0], -1), axis=1) == 0.0
+    bad = ~const & (~(r <= rhat_max) | ~(eb >= ess_min) | ~(et >= ess_min))
     table = pl.DataFrame(
         {"variable": vnames, "index": idx, "rhat": r, "ess_bulk": eb, "ess_tail": et, "ok": ~bad},
         schema=_TABLE_SCHEMA,

@@ -178,6 +178,52 @@ def test_the_verdict_at_a_checkpoint_is_the_finished_fits_health():
     assert verdict(_partial(short)) is None
 
 
+def test_a_small_variable_that_fails_decides_the_verdict_without_the_rest(monkeypatch):
+    """At a checkpoint the variables of few scalars (scales, effects) are checked first:
+    where one fails, the full check would fail too and the sample goes on without it (the
+    same verdict); where they pass, or a divergence or a model check stops the sample,
+    every parameter is checked and the health kept for the finished fit."""
+    import raterstats.health as health
+
+    model = OrdinalRaters()
+    data = model.prepare(clinical_qa_study(n_questions=4, random_seed=2).ratings)
+    rng = np.random.default_rng(0)
+    calls: list[list[str]] = []
+    real = health.parameter_checks
+
+    def counted(fit, **kw):
+        calls.append(list(kw.get("var_names") or health.reported_variables(fit)))
+        return real(fit, **kw)
+
+    monkeypatch.setattr(health, "parameter_checks", counted)
+
+    def fit_with(small: np.ndarray, big: np.ndarray, diverging: int = 0) -> xr.DataTree:
+        dt = _partial(small, diverging)
+        post = dt["posterior"].to_dataset()
+        post["eta"] = (("chain", "draw", "item"), big)
+        dt["posterior"] = xr.DataTree(post)
+        return dt
+
+    mixed = rng.normal(size=(4, 1000))
+    big = rng.normal(size=(4, 1000, 150))  # 150 scalars: not a small variable
+    stuck = mixed + np.array([0.0, 0.0, 0.0, 0.5])[:, None]
+    judged: dict = {}
+    verdict = model._checkpoint_verdict(data, None, judged)
+    # a small variable fails: sample on, after checking the small variables alone
+    assert verdict(fit_with(stuck, big)) is None
+    assert calls == [["sigma_residual"]] and judged == {}
+    # the small ones pass, a large one fails: every parameter is checked, as before
+    calls.clear()
+    stuck_big = big + np.array([0.0, 0.0, 0.0, 0.5])[:, None, None]
+    assert verdict(fit_with(mixed, stuck_big)) is None
+    assert calls[-1] == ["sigma_residual", "eta"] and not judged[1000].ok
+    # a divergence stops the sample: its full health is kept for the finished fit
+    calls.clear()
+    why = verdict(fit_with(stuck, big, diverging=2))
+    assert why == "2 divergent transition(s), which more draws do not remove"
+    assert calls == [["sigma_residual", "eta"]] and not judged[1000].ok
+
+
 def test_an_ordinal_fit_with_checkpoints_records_them_in_its_health():
     r = clinical_qa_study(n_questions=4, random_seed=2).ratings
     with warnings.catch_warnings(action="ignore"):  # too few draws to pass
