@@ -420,8 +420,9 @@ def gold_check(dt: xr.DataTree, ratings: Any = None) -> xr.Dataset:
         ``overall_accuracy``, ``overall_log_loss`` and ``overall_majority_accuracy`` pool
         the dimensions. NaN where a dimension has no gold unit. Attributes: ``gold_used``
         (1 when gold clamped the labels), ``note`` (then: the check is not independent),
-        ``uncertainty_note`` (a fit by EM or MAP: :func:`point_estimate_note`),
-        ``fit_warning`` (the fit fails its checks: :func:`raterstats.health.flag_result`),
+        ``uncertainty_note`` (a fit by EM or MAP: :func:`point_estimate_note`; by ADVI: the
+        approximation's), ``fit_warning`` (the fit fails its checks:
+        :func:`raterstats.health.flag_result`),
         ``summary`` (one line for a person), ``units`` (``"items"``, or ``"segments"`` for a
         fit of segment ratings: what ``n_gold`` counts), ``model``, ``method``.
 
