@@ -293,3 +293,27 @@ def test_rating_moments_equal_the_moments_of_the_category_probabilities(link):
     np.testing.assert_allclose(mean, probs @ values, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(var, probs @ values**2 - (probs @ values) ** 2, atol=1e-10)
     assert (var > 0).all()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"centred": False, "centred_latent": True}, {"length_by_rater": True}],
+)
+def test_constrained_values_of_a_batch_equal_those_of_each_vector(options):
+    """The compiled density's ``expand_draws`` expands every draw at once: the variables of
+    a batch of vectors equal those of each vector (to rounding: the zero-sum bases are
+    applied as one product over the batch)."""
+    model = OrdinalRaters(**options)
+    data = model.prepare(clinical_qa_study(n_questions=4, random_seed=2).ratings)
+    lay = model.layout(data)
+    xs = np.random.default_rng(5).normal(0, 0.5, size=(2, 3, lay.ndim))
+    batch = constrained_values(xs, lay, data)
+    for i in range(2):
+        for j in range(3):
+            one = constrained_values(xs[i, j], lay, data)
+            assert one.keys() == batch.keys()
+            for name, value in one.items():
+                np.testing.assert_allclose(batch[name][i, j], value, rtol=0, atol=1e-12)
+    dens = model.density(data)
+    assert dens.expand_draws is not None
+    np.testing.assert_array_equal(dens.expand_draws(xs[0])["eta"], batch["eta"][0])

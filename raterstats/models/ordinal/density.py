@@ -59,6 +59,9 @@ def compiled_density(
         c_data=callback_buffer(ints, floats),
         sampler_defaults={"target_accept": target_accept},
         map_form=map_form,
+        # every draw at once (constrained_values takes a batch): a checkpoint's look at
+        # 6,000 draws spent 0.7 s expanding them one by one and stacking the results
+        expand_draws=lambda xs: constrained_values(xs, lay, data),
     )
 
 

@@ -294,15 +294,25 @@ def sampler_vector(xs: np.ndarray, layout: OrdinalLayout) -> np.ndarray:
     return x
 
 
+def _zero_sum_rows(y: np.ndarray) -> np.ndarray:
+    """:func:`~raterstats.models.zerosum.zero_sum_extend_np` along the second-to-last axis
+    (``(.., n - 1, width)`` to ``(.., n, width)``): the same operations, for a batch."""
+    n = y.shape[-2] + 1
+    tot = y.sum(axis=-2, keepdims=True)
+    norm = tot / (np.sqrt(n) + n)
+    return np.concatenate([y - norm, -tot / np.sqrt(n)], axis=-2)
+
+
 def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) -> dict[str, Any]:
     """The model's variables (constrained, by name; dims in :data:`VARIABLE_DIMS`) at the
-    compiled density's unconstrained vector ``x``.
+    compiled density's unconstrained vector ``x``, or at each of a batch of them.
 
     Parameters
     ----------
     x : np.ndarray
         The sampler's unconstrained vector of length ``layout.ndim`` (mapped to the standard
-        one by :func:`standard_vector` first).
+        one by :func:`standard_vector` first), or a batch ``(.., ndim)``: each variable
+        then has the batch's leading dims (the compiled density's ``expand_draws``).
     layout : OrdinalLayout
         Its layout (:meth:`~raterstats.models.ordinal.OrdinalRaters.layout`).
     data : OrdinalData
@@ -316,6 +326,7 @@ def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) 
     """
     lay = layout
     x, _ = standard_vector(x, lay)
+    lead = x.shape[:-1]
     D, G, H, J = lay.n_dim, lay.n_design, lay.n_human, lay.n_judge
     M, Q, n_item, K = lay.n_system, lay.n_question, lay.n_item, lay.n_levels
     ref, gs = lay.reference, lay.sentence_design
@@ -323,70 +334,82 @@ def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) 
     bm = zero_sum_basis(M)
     bh = zero_sum_basis(H)
 
-    def blk(b: Block) -> np.ndarray:
-        return x[off[b] : off[b + 1]]
+    def blk(b: Block, *shape: int) -> np.ndarray:
+        v = x[..., off[b] : off[b + 1]]
+        return v.reshape(*lead, *shape) if shape else v
+
+    def scalar(b: Block) -> np.ndarray:
+        return np.asarray(np.exp(x[..., off[b]]))
 
     out: dict[str, Any] = {}
-    sys_eff = np.zeros((D, M))
+    sys_eff = np.zeros((*lead, D, M))
     if lay.use_system:
         sig = np.array([lay.constant(PriorConst.SYSTEM_SIGMA, d) for d in range(D)])
-        sys_eff = sig[:, None] * (blk(Block.SYS_Z).reshape(D, M - 1) @ bm.T)
+        sys_eff = sig[:, None] * (blk(Block.SYS_Z, D, M - 1) @ bm.T)
         out["system_effect"] = sys_eff
-    eta = sys_eff[:, data.item_system].T.copy()
+    eta = np.swapaxes(sys_eff[..., data.item_system], -1, -2).copy()  # (.., item, dim)
     # centred: the blocks hold the effects' zero-sum coordinates themselves
     if lay.use_question:
         sq = np.exp(blk(Block.LOG_SQ))
-        q_eff = zero_sum_extend_np(blk(Block.QZ).reshape(Q - 1, D))
+        q_eff = _zero_sum_rows(blk(Block.QZ, Q - 1, D))
         if not lay.question_centred:
-            q_eff = q_eff * sq
+            q_eff = q_eff * sq[..., None, :]
         out["sigma_question"] = sq
         out["question_effect"] = q_eff
-        eta += q_eff[data.item_question]
+        eta += q_eff[..., data.item_question, :]
     se = np.exp(blk(Block.LOG_SE))
     out["sigma_residual"] = se
-    eta += zero_sum_extend_np(blk(Block.EZ).reshape(n_item - 1, D)) * (
-        1.0 if lay.latent_centred else se
-    )
+    e_eff = _zero_sum_rows(blk(Block.EZ, n_item - 1, D))
+    eta += e_eff if lay.latent_centred else e_eff * se[..., None, :]
     out["eta"] = eta
-    lm = np.zeros((D, G))
+    lm = np.zeros((*lead, D, G))
     if G > 1:
-        lm[:, [g for g in range(G) if g != ref]] = blk(Block.LM).reshape(D, G - 1)
+        lm[..., [g for g in range(G) if g != ref]] = blk(Block.LM, D, G - 1)
     out["log_discrimination_mean"] = lm
     if lay.use_sentences:
-        shift = lm[:, gs] if gs >= 0 else 0.0
+        shift = lm[..., gs] if gs >= 0 else 0.0
         out["sigma_sentence"] = np.exp(blk(Block.LOG_TAU) - shift)
-        out["sentence_z"] = blk(Block.WZ).reshape(lay.n_sentence, D)
-    su, sv = float(np.exp(x[off[Block.LOG_SU]])), float(np.exp(x[off[Block.LOG_SV]]))
-    sa, sb = float(np.exp(x[off[Block.LOG_SA]])), float(np.exp(x[off[Block.LOG_SB]]))
-    out["sigma_discrimination_rater"] = np.asarray(su)
-    out["sigma_discrimination_cell"] = np.asarray(sv)
-    out["sigma_severity_rater"] = np.asarray(sa)
-    out["sigma_severity_cell"] = np.asarray(sb)
-    cells_v = (blk(Block.VZ).reshape(D, G, H - 1) @ bh.T).transpose(2, 0, 1)
-    cells_b = (blk(Block.BZ).reshape(D, G, H - 1) @ bh.T).transpose(2, 0, 1)
+        out["sentence_z"] = blk(Block.WZ, lay.n_sentence, D)
+    su, sv = scalar(Block.LOG_SU), scalar(Block.LOG_SV)
+    sa, sb = scalar(Block.LOG_SA), scalar(Block.LOG_SB)
+    out["sigma_discrimination_rater"] = su
+    out["sigma_discrimination_cell"] = sv
+    out["sigma_severity_rater"] = sa
+    out["sigma_severity_cell"] = sb
+    # (.., H, D, G): the zero-sum basis of the panel along the raters
+    cells_v = np.moveaxis(blk(Block.VZ, D, G, H - 1) @ bh.T, -1, -3)
+    cells_b = np.moveaxis(blk(Block.BZ, D, G, H - 1) @ bh.T, -1, -3)
     if lay.centred:  # the blocks hold the cell totals (rater + cell deviation) themselves
-        log_lam = lm[None] + cells_v
+        log_lam = lm[..., None, :, :] + cells_v
         sev = cells_b
     else:
-        log_lam = lm[None] + su * (bh @ blk(Block.UZ))[:, None, None] + sv * cells_v
-        sev = sa * (bh @ blk(Block.AZ))[:, None, None] + sb * cells_b
+        per_rater = (..., slice(None), None, None)
+        log_lam = (
+            lm[..., None, :, :]
+            + su[..., None, None, None] * (blk(Block.UZ) @ bh.T)[per_rater]
+            + sv[..., None, None, None] * cells_v
+        )
+        sev = (
+            sa[..., None, None, None] * (blk(Block.AZ) @ bh.T)[per_rater]
+            + sb[..., None, None, None] * cells_b
+        )
     if lay.use_length:
-        out["length_effect"] = blk(Block.BETA).reshape(D, G)
+        out["length_effect"] = blk(Block.BETA, D, G)
         if lay.length_by_rater:
-            out["sigma_length_rater"] = np.asarray(np.exp(x[off[Block.LOG_SL]]))
-            out["length_rater_z"] = blk(Block.LZ).reshape(H, D, G)
+            out["sigma_length_rater"] = scalar(Block.LOG_SL)
+            out["length_rater_z"] = blk(Block.LZ, H, D, G)
     if J:
-        jl = blk(Block.JL).reshape(J, D, G)
-        js = blk(Block.JS).reshape(J, D, G)
+        jl = blk(Block.JL, J, D, G)
+        js = blk(Block.JS, J, D, G)
         out["judge_log_discrimination"] = jl
         out["judge_severity"] = js
-        log_lam = np.concatenate([log_lam, jl])
-        sev = np.concatenate([sev, js])
+        log_lam = np.concatenate([log_lam, jl], axis=-3)
+        sev = np.concatenate([sev, js], axis=-3)
         if lay.use_length:
-            out["judge_length_effect"] = blk(Block.JB).reshape(J, D, G)
+            out["judge_length_effect"] = blk(Block.JB, J, D, G)
     out["discrimination"] = np.exp(log_lam)
     out["severity"] = sev
-    raw = blk(Block.CUTS).reshape(D, G, K - 1)
+    raw = blk(Block.CUTS, D, G, K - 1)
     cuts = np.concatenate([raw[..., :1], np.exp(raw[..., 1:])], axis=-1).cumsum(-1)
     out["cutpoints"] = cuts
     return out
