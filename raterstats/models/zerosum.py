@@ -55,20 +55,23 @@ def zero_sum_basis(n: int) -> np.ndarray:
     return b
 
 
-def zero_sum_extend_np(y: np.ndarray) -> np.ndarray:
-    """PyMC's zero-sum map along the first axis: (n - 1, ...) coordinates to an (n, ...)
-    array that sums to zero over that axis (an isometry; the NumPy form of the compiled
-    densities' ``zero_sum_extend``).
+def zero_sum_extend_np(y: np.ndarray, axis: int = 0) -> np.ndarray:
+    """PyMC's zero-sum map along ``axis`` (the first by default): ``n - 1`` coordinates to
+    ``n`` values that sum to zero over that axis (an isometry; the NumPy form of the
+    compiled densities' ``zero_sum_extend``).
 
     Parameters
     ----------
     y : np.ndarray
-        Free coordinates, ``n - 1`` along the first axis.
+        Free coordinates, ``n - 1`` along ``axis``.
+    axis : int
+        The axis of the coordinates (e.g. ``-2`` for a batch of ``(n - 1, width)``
+        blocks).
 
     Returns
     -------
     np.ndarray
-        ``n`` along the first axis, summing to zero over it.
+        ``n`` along ``axis``, summing to zero over it.
 
     Examples
     --------
@@ -76,10 +79,10 @@ def zero_sum_extend_np(y: np.ndarray) -> np.ndarray:
     >>> v.shape, bool(np.isclose(v.sum(), 0.0)), bool(np.isclose((v**2).sum(), 5.0))
     ((3, 1), True, True)
     """
-    n = y.shape[0] + 1
-    tot = y.sum(axis=0, keepdims=True)
+    n = y.shape[axis] + 1
+    tot = y.sum(axis=axis, keepdims=True)
     norm = tot / (np.sqrt(n) + n)
-    return np.concatenate([y - norm, -tot / np.sqrt(n)], axis=0)
+    return np.concatenate([y - norm, -tot / np.sqrt(n)], axis=axis)
 
 
 def zero_sum_extend_pt(y: Any, n: int) -> Any:

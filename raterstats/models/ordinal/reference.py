@@ -294,15 +294,6 @@ def sampler_vector(xs: np.ndarray, layout: OrdinalLayout) -> np.ndarray:
     return x
 
 
-def _zero_sum_rows(y: np.ndarray) -> np.ndarray:
-    """:func:`~raterstats.models.zerosum.zero_sum_extend_np` along the second-to-last axis
-    (``(.., n - 1, width)`` to ``(.., n, width)``): the same operations, for a batch."""
-    n = y.shape[-2] + 1
-    tot = y.sum(axis=-2, keepdims=True)
-    norm = tot / (np.sqrt(n) + n)
-    return np.concatenate([y - norm, -tot / np.sqrt(n)], axis=-2)
-
-
 def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) -> dict[str, Any]:
     """The model's variables (constrained, by name; dims in :data:`VARIABLE_DIMS`) at the
     compiled density's unconstrained vector ``x``, or at each of a batch of them.
@@ -351,7 +342,7 @@ def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) 
     # centred: the blocks hold the effects' zero-sum coordinates themselves
     if lay.use_question:
         sq = np.exp(blk(Block.LOG_SQ))
-        q_eff = _zero_sum_rows(blk(Block.QZ, Q - 1, D))
+        q_eff = zero_sum_extend_np(blk(Block.QZ, Q - 1, D), axis=-2)
         if not lay.question_centred:
             q_eff = q_eff * sq[..., None, :]
         out["sigma_question"] = sq
@@ -359,7 +350,7 @@ def constrained_values(x: np.ndarray, layout: OrdinalLayout, data: OrdinalData) 
         eta += q_eff[..., data.item_question, :]
     se = np.exp(blk(Block.LOG_SE))
     out["sigma_residual"] = se
-    e_eff = _zero_sum_rows(blk(Block.EZ, n_item - 1, D))
+    e_eff = zero_sum_extend_np(blk(Block.EZ, n_item - 1, D), axis=-2)
     eta += e_eff if lay.latent_centred else e_eff * se[..., None, :]
     out["eta"] = eta
     lm = np.zeros((*lead, D, G))
