@@ -586,13 +586,17 @@ def fit_health(dt: xr.DataTree) -> Health:
     return assess_fit(dt, model_problems=extra)
 
 
-def flag_result(result: xr.Dataset, dt: xr.DataTree, *, note: str | None = None) -> xr.Dataset:
+def flag_result[R: (xr.Dataset, xr.DataArray)](
+    result: R, dt: xr.DataTree, *, note: str | None = None, addendum: str | None = None
+) -> R:
     """Put the health of the fit ``dt`` on a result computed from it (in place; returned).
 
     ``result.attrs["fit_warning"]``: set when the fit fails its checks (one sentence naming
     what failed); ``result.attrs["uncertainty_note"]``: ``note``, or by default a sentence
-    when the fit is a point estimate (MAP, EM) or an ADVI approximation. Whatever shows
-    the result (command line, report) shows these texts beside it.
+    when the fit is a point estimate (MAP, EM) or an ADVI approximation, followed by
+    ``addendum`` (what this result lacks besides, e.g. a scale the method biases) when
+    there is such a note. Whatever shows the result (command line, report) shows these
+    texts beside it.
 
     Examples
     --------
@@ -610,7 +614,7 @@ def flag_result(result: xr.Dataset, dt: xr.DataTree, *, note: str | None = None)
         result.attrs["fit_warning"] = warning
     text = note if note is not None else health.uncertainty_note()
     if text:
-        result.attrs["uncertainty_note"] = text
+        result.attrs["uncertainty_note"] = f"{text}; {addendum}" if addendum else text
     return result
 
 

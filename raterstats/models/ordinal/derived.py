@@ -19,7 +19,7 @@ import xarray as xr
 
 from raterstats.checks import check_counts
 from raterstats.defaults import resolve_ci_prob
-from raterstats.health import fit_health, flag_result
+from raterstats.health import flag_result
 from raterstats.intervals import eti
 from raterstats.models.base import Model, is_fit_of
 from raterstats.models.ordinal.data import OrdinalData, data_from_constants
@@ -83,7 +83,7 @@ def flagged[T: (xr.Dataset, xr.DataArray)](out: T, dt: xr.DataTree, *, scales: b
     (:func:`raterstats.health.flag_result`: ``fit_warning`` when the fit fails its checks,
     ``uncertainty_note`` for a point estimate or ADVI); ``scales``: the result depends on the
     latent scales, which a MAP fit inflates and an ADVI fit may shrink (the method's
-    :data:`SCALES_NOTE` is added).
+    :data:`SCALES_NOTE` follows the note).
 
     Examples
     --------
@@ -95,12 +95,8 @@ def flagged[T: (xr.Dataset, xr.DataArray)](out: T, dt: xr.DataTree, *, scales: b
     >>> "inflated" in flagged(xr.Dataset(), dt, scales=True).attrs["uncertainty_note"]
     True
     """
-    note = fit_health(dt).uncertainty_note()
     extra = SCALES_NOTE.get(str(dt.attrs.get("method"))) if scales else None
-    if extra and note:
-        note = f"{note}; {extra}"
-    flag_result(out, dt, note=note)  # type: ignore[arg-type]
-    return out
+    return flag_result(out, dt, addendum=extra)
 
 
 def _level_values(dt: xr.DataTree) -> np.ndarray:
