@@ -51,7 +51,7 @@ LAYOUT_SOURCE_SHA256 = "45d9b210fd9f8a20eeef3caac257fc51ad431eab73aff9834037df91
 #: checks it).
 INTERVAL_SOURCE_SHA256 = "3b5df63a7241de621df687338a352ae8af5060db3574752b8ed6be97b235218d"
 #: SHA-256 of kernels_marginal.py (likewise; the same test checks it).
-MARGINAL_SOURCE_SHA256 = "4116fb8a5046da5b7edc8d26d679754ff3787bcde08dc16d7cd3e529dedc2ce7"
+MARGINAL_SOURCE_SHA256 = "3e0a34a30e2566e4385b949d1868716de56119917cb420009a90399836b500bf"
 
 
 @njit(cache=True, nogil=True)

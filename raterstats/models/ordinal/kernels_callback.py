@@ -40,7 +40,7 @@ KERNEL_SOURCES = (
 #: kernel or layout would otherwise leave a stale callback reading the data at the old
 #: positions. tests/ordinal/test_ordinal_callback.py fails until this value is updated,
 #: and updating it invalidates the cache.
-KERNEL_SOURCE_SHA256 = "feb887ec0892130350a6a8bf0c5b5d9b1e50f9ded52e77aafa8e7e1fac1c1b72"
+KERNEL_SOURCE_SHA256 = "9045b72620dc7c625b17ea834dd31faf2fcbbaa30ee2fa3fb32522f5db1d7919"
 
 
 def kernel_source_sha256() -> str:

@@ -85,9 +85,9 @@ def sentence_marginal(
         while r1 < n and obs_sent[r1] == s and obs_dim[r1] == d:
             r1 += 1
         m = r1 - r0
-        # per rating and node: d log P / d(linear predictor), and the derivatives in the
-        # upper and lower cut-point (a tail: the one cut-point's, in ghi)
-        glp = np.empty((m, nk))
+        # per rating and node: the derivatives of log P in the upper and lower cut-point (a
+        # tail: the one cut-point's, in ghi); the derivative in the linear predictor is
+        # -(ghi + glo)
         ghi = np.empty((m, nk))
         glo = np.empty((m, nk))
         for k in range(nk):
@@ -103,17 +103,13 @@ def sentence_marginal(
                 if y == 0:
                     u = cuts[d, g, 0] - lp
                     acc += log_sigmoid(u)
-                    gu = sigmoid(-u)
-                    ghi[t, k] = gu
+                    ghi[t, k] = sigmoid(-u)
                     glo[t, k] = 0.0
-                    glp[t, k] = -gu
                 elif y == k1:
                     u = lp - cuts[d, g, k1 - 1]
                     acc += log_sigmoid(u)
-                    gu = sigmoid(-u)
-                    ghi[t, k] = -gu
+                    ghi[t, k] = -sigmoid(-u)
                     glo[t, k] = 0.0
-                    glp[t, k] = gu
                 else:
                     lpr, gh, gl = interval_logp_grad(
                         cuts[d, g, y] - lp, cuts[d, g, y - 1] - lp, egap[d, g, y]
@@ -121,7 +117,6 @@ def sentence_marginal(
                     acc += lpr
                     ghi[t, k] = gh
                     glo[t, k] = gl
-                    glp[t, k] = -(gh + gl)
             ll[k] = acc
         top = ll[0]
         for k in range(1, nk):
@@ -134,30 +129,35 @@ def sentence_marginal(
         total += top + math.log(norm)
         zm = 0.0
         for k in range(nk):
-            p = ll[k] / norm
-            if p == 0.0:
-                continue
-            zm += p * nodes[k]
-            for t in range(m):
-                r = r0 + t
-                i = obs_item[r]
-                g = obs_design[r]
-                j = obs_rater[r]
-                y = obs_y[r]
-                if y == 0:
-                    dcuts[d, g, 0] += p * ghi[t, k]
-                elif y == k1:
-                    dcuts[d, g, k1 - 1] += p * ghi[t, k]
-                else:
-                    dcuts[d, g, y] += p * ghi[t, k]
-                    dcuts[d, g, y - 1] += p * glo[t, k]
-                gp = p * glp[t, k]
-                dlam[j, d, g] += gp * (eta[i, d] + tau[d] * nodes[k])
-                dsev[j, d, g] -= gp
-                dbet[j, d, g] += gp * zlen[i]
-                dl = gp * lam[j, d, g]
-                deta[i, d] += dl
-                dtau[d] += dl * nodes[k]
+            ll[k] /= norm  # the node's posterior weight
+            zm += ll[k] * nodes[k]
+        # each rating's derivatives averaged over the nodes' weights, then added once
+        for t in range(m):
+            r = r0 + t
+            i = obs_item[r]
+            g = obs_design[r]
+            j = obs_rater[r]
+            y = obs_y[r]
+            sh = 0.0
+            sl = 0.0
+            sx = 0.0  # of the linear predictor's derivative times the node
+            for k in range(nk):
+                sh += ll[k] * ghi[t, k]
+                sl += ll[k] * glo[t, k]
+                sx -= ll[k] * (ghi[t, k] + glo[t, k]) * nodes[k]
+            if y == 0:
+                dcuts[d, g, 0] += sh
+            elif y == k1:
+                dcuts[d, g, k1 - 1] += sh
+            else:
+                dcuts[d, g, y] += sh
+                dcuts[d, g, y - 1] += sl
+            sg = -(sh + sl)  # the linear predictor's derivative, averaged
+            dlam[j, d, g] += sg * eta[i, d] + sx * tau[d]
+            dsev[j, d, g] -= sg
+            dbet[j, d, g] += sg * zlen[i]
+            deta[i, d] += sg * lam[j, d, g]
+            dtau[d] += sx * lam[j, d, g]
         z_mean[(s - 1) * dtau.size + d] = zm
         r0 = r1
     return total

@@ -57,7 +57,7 @@ SCALE_SOURCES = (
 #: so a changed kernel would otherwise stay in the cached :func:`sampler_logp_grad`.
 #: tests/ordinal/test_ordinal_reference.py fails until this value is updated, and updating
 #: it invalidates the cache.
-SCALE_SOURCE_SHA256 = "b75544889e7a3159b1baba3c7f94876d252f23a76eba4c2ae07b2c82dc193568"
+SCALE_SOURCE_SHA256 = "ae18e9224e0b5e808c3e64df08b69a9d700ef0d97aee366c10355ad274fc5307"
 
 
 def scale_source_sha256() -> str:
